@@ -13,3 +13,7 @@ from .cluster import *
 from .method import *
 from .synthetic import *
 from .data import load_task, load_embeddings, extract
+from .marginals import marginal_errors, prior_at_tv, partial_batches
+from .calibration import posteriors, expected_calibration_error, calibration_scores, reliability_diagram, class_duals
+from .prompts import ensemble_embeddings
+from .defaults import data_driven_defaults, estimate_noise

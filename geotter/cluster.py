@@ -12,9 +12,9 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['kmeans', 'cluster_cost', 'fuse_costs']
+__all__ = ['KMEANS_INITS', 'KMEANS_METHODS', 'kmeans', 'cluster_cost', 'fuse_costs']
 
-# %% ../nbs/04_cluster.ipynb #9000bf94
+# %% ../nbs/04_cluster.ipynb #b800f158
 def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int):
     "Nearest centre of each row of X, and the squared distance to it, in chunks."
     chunk = max(1, max_block // max(1, C.shape[0]))
@@ -22,16 +22,15 @@ def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int):
     idx, d2 = [], []
     for s in range(0, X.shape[0], chunk):
         Xb = X[s:s + chunk]
-        D = (Xb * Xb).sum(1, keepdim=True) - 2 * Xb @ C.T + c2
-        v, i = D.min(1)
-        idx.append(i); d2.append(v.clamp_min(0))
+        v, i = torch.addmm(c2, Xb, C.T, alpha=-2).min(1)          # ||c||^2 - 2<x, c>: same argmin as ||x - c||^2
+        idx.append(i); d2.append((v + (Xb * Xb).sum(1)).clamp_min(0))
     return torch.cat(idx), torch.cat(d2)
 
 def _kmeans_pp(X:torch.Tensor, K:int, rng:np.random.Generator, max_block:int)->torch.Tensor:
     "Greedy k-means++ seeding: of 2+log(K) candidates drawn with probability D(x)^2, keep the best."
     n, trials = X.shape[0], 2 + int(np.log(K))
     x2 = (X * X).sum(1)
-    sq = lambda idx: (x2[None, :] - 2 * X[idx] @ X.T + x2[idx, None]).clamp_min(0)   # (len(idx), n)
+    sq = lambda idx: (x2[:, None] - 2 * X @ X[idx].T + x2[idx][None]).clamp_min(0).T   # (len(idx), n)
     first = int(rng.integers(n))
     centres, d2 = [first], sq([first])[0]
     for _ in range(1, K):
@@ -43,50 +42,69 @@ def _kmeans_pp(X:torch.Tensor, K:int, rng:np.random.Generator, max_block:int)->t
         centres.append(int(cands[best])); d2 = pots[best]
     return X[centres].clone()
 
-def _lloyd(X, C, max_iter, max_block):
-    assign = None
-    for it in range(max_iter):
-        new, _ = _sq_dists_argmin(X, C, max_block)
-        if assign is not None and torch.equal(new, assign): break
-        assign = new
+def _seeds(X:torch.Tensor, K:int, init:str, rng:np.random.Generator, max_block:int)->torch.Tensor:
+    "Initial centres: greedy k-means++ or K distinct random samples."
+    if init == 'k-means++': return _kmeans_pp(X, K, rng, max_block)
+    return X[np.sort(rng.choice(X.shape[0], K, replace=False))].clone()
+
+def _lloyd_torch(X, C, max_iter, max_block):
+    "Lloyd rounds from centres C: (centres, nearest-centre assignment, inertia)."
+    assign, d2 = _sq_dists_argmin(X, C, max_block)
+    for _ in range(max_iter):
         sums = torch.zeros_like(C).index_add_(0, assign, X)
         counts = torch.bincount(assign, minlength=C.shape[0]).to(X.dtype)
         C = torch.where(counts[:, None] > 0, sums / counts.clamp_min(1)[:, None], C)
-    return C, assign
+        new, d2 = _sq_dists_argmin(X, C, max_block)
+        if torch.equal(new, assign): break
+        assign = new
+    return C, assign, float(d2.sum())
 
-def _kmeans_faiss(X:torch.Tensor, K:int, seed:int, max_iter:int, n_init:int):
+def _lloyd_faiss(X, C, max_iter, seed):
+    "The same Lloyd rounds run by faiss (on a GPU if faiss has one and X is on CUDA)."
     import faiss
     A = np.ascontiguousarray(X.detach().cpu().numpy(), dtype=np.float32)
-    km = faiss.Kmeans(A.shape[1], K, niter=max_iter, seed=seed, nredo=n_init, verbose=False, min_points_per_centroid=1, max_points_per_centroid=1 << 30)
-    km.train(A)
-    _, I = km.index.search(A, 1)
-    return torch.as_tensor(km.centroids, device=X.device, dtype=X.dtype), torch.as_tensor(I[:, 0], device=X.device)
+    gpu = X.is_cuda and hasattr(faiss, 'get_num_gpus') and faiss.get_num_gpus() > 0
+    km = faiss.Kmeans(A.shape[1], C.shape[0], niter=max_iter, seed=seed, verbose=False, gpu=gpu,
+                      min_points_per_centroid=1, max_points_per_centroid=1 << 30)
+    km.train(A, init_centroids=np.ascontiguousarray(C.detach().cpu().numpy(), dtype=np.float32))
+    D, I = km.index.search(A, 1)
+    as_t = lambda a, **kw: torch.as_tensor(a, device=X.device, **kw)
+    return as_t(km.centroids, dtype=X.dtype), as_t(I[:, 0], dtype=torch.int64), float(D.sum())
 
-# %% ../nbs/04_cluster.ipynb #513b2390
+def _faiss_installed()->bool:
+    try: import faiss; return True
+    except ImportError: return False
+
+# %% ../nbs/04_cluster.ipynb #d1b49eeb
+KMEANS_INITS, KMEANS_METHODS = ('auto', 'k-means++', 'random'), ('auto', 'faiss', 'torch')
+
 def kmeans(X,                         # (n, d) embeddings (re-normalized to unit norm)
            n_clusters:int,            # K, 1 <= K <= n
-           seed:int=0,                # seed of the k-means++ draws
-           max_iter:int=50,           # Lloyd rounds at most
+           seed:int=0,                # seed of the seeding draws
+           max_iter:int=20,           # Lloyd rounds at most
            n_init:int=1,              # restarts (seeds seed, seed+1, ...); the lowest inertia wins
-           method:str='torch',        # 'torch' (any device, deterministic) or 'faiss'
-           max_block:int=2**24,       # most distance entries held at once
+           init:str='auto',           # 'k-means++', 'random', or 'auto' (k-means++ up to K=256, else random)
+           method:str='auto',         # 'faiss', 'torch' (any device), or 'auto' (faiss if installed)
+           max_block:int=2**24,       # most distance entries held at once by the torch code
           ):                          # (centroids (K, d), assignment (n,) int64)
-    "k-means++ / Lloyd clustering of the unit-normalized rows of `X`."
+    "Seeded Lloyd clustering of the unit-normalized rows of `X`; the assignment is to the nearest returned centre."
     Xt = l2_normalize(check_matrix(X, 'X'), 'X')
     n = Xt.shape[0]
     check_scalar(n_clusters, 'n_clusters', int, low=1)
     if n_clusters > n: raise ValueError(f"n_clusters={n_clusters} but X has n={n} samples; expected n_clusters <= n")
     check_scalar(max_iter, 'max_iter', int, low=1)
     check_scalar(n_init, 'n_init', int, low=1)
-    if method == 'faiss': C, assign = _kmeans_faiss(Xt, n_clusters, seed, max_iter, n_init)
-    elif method == 'torch':
-        best = None
-        for s in range(seed, seed + n_init):
-            C, assign = _lloyd(Xt, _kmeans_pp(Xt, n_clusters, check_random_state(s), max_block), max_iter, max_block)
-            inertia = ((Xt - C[assign]) ** 2).sum().item()
-            if best is None or inertia < best[0]: best = (inertia, C, assign)
-        _, C, assign = best
-    else: raise ValueError(f"method={method!r}; expected 'torch' or 'faiss'")
+    if init not in KMEANS_INITS: raise ValueError(f"init={init!r}; expected one of {KMEANS_INITS}")
+    if method not in KMEANS_METHODS: raise ValueError(f"method={method!r}; expected one of {KMEANS_METHODS}")
+    if init == 'auto': init = 'k-means++' if n_clusters <= 256 else 'random'
+    if method == 'auto': method = 'faiss' if _faiss_installed() else 'torch'
+    best = None
+    for s in range(seed, seed + n_init):
+        C0 = _seeds(Xt, n_clusters, init, check_random_state(s), max_block)
+        C, assign, inertia = (_lloyd_faiss(Xt, C0, max_iter, s) if method == 'faiss'
+                              else _lloyd_torch(Xt, C0, max_iter, max_block))
+        if best is None or inertia < best[0]: best = (inertia, C, assign)
+    _, C, assign = best
     return like_input(C, X), like_input(assign, X)
 
 # %% ../nbs/04_cluster.ipynb #f305504a

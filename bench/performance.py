@@ -1,0 +1,207 @@
+"""ImageNet-scale performance of geotter's k-NN search, k-means and full pipeline against the standard tools (issue 7).
+
+Three measurements, each writing one CSV under bench/results/ (read by bench/performance.ipynb):
+
+    python bench/performance.py knn       # exact/approximate k-NN: time, peak memory, recall vs scikit-learn
+    python bench/performance.py kmeans    # k-means seeding/rounds/restarts: GeoTTER accuracy on the real tasks
+    python bench/performance.py end2end   # geotter(...) vs the public reference pipeline at 50k x 1000 x 512
+
+Every comparison is made in one run on the same inputs; report ratios, not absolute seconds (the machine is
+shared). `--device cuda` runs geotter's side on a GPU when one is present. This is a benchmark, not a test.
+"""
+from __future__ import annotations
+import argparse, os, sys, time, warnings
+
+import numpy as np
+import pandas as pd
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from complexity import make_batch, timed                       # the CLIP-like synthetic batch, timing + peak RSS
+
+from geotter.core import accuracy, as_tensor, nll_cost, zero_shot_logits
+from geotter.cluster import kmeans, fuse_costs
+from geotter.graph import knn_indices, knn_graph, graph_smooth
+from geotter.method import PAPER_DEFAULTS, REFERENCE_CODE, geotter, geotter_inputs
+from geotter.transport import solve_ot
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
+
+
+def _save(df:pd.DataFrame, name:str)->pd.DataFrame:
+    os.makedirs(OUT, exist_ok=True); df.to_csv(os.path.join(OUT, name), index=False); return df
+
+
+def recall(found:np.ndarray, exact:np.ndarray)->float:
+    "Mean fraction of each row's exact neighbours that were found."
+    return float(np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(found, exact)]))
+
+
+# ---------------------------------------------------------------------------------------------------- k-NN
+def sklearn_knn(X:np.ndarray, k:int)->np.ndarray:
+    "scikit-learn's brute-force cosine k-NN (the reference code's search), self dropped."
+    from sklearn.neighbors import NearestNeighbors
+    idx = NearestNeighbors(n_neighbors=k + 1, metric='cosine', algorithm='brute').fit(X).kneighbors(X)[1]
+    rows = np.arange(len(X))[:, None]
+    keep = np.argsort(idx == rows, axis=1, kind='stable')[:, :k]
+    return np.take_along_axis(idx, keep, axis=1)
+
+
+KNN_RUNS = [('scikit-learn brute', None, {}), ('torch exact (default)', 'torch', {}),
+            ('torch exact, max_block=2^20', 'torch', dict(max_block=2**20)), ('faiss exact', 'faiss', {}),
+            ('faiss HNSW ef=64', 'hnsw', dict(ef_search=64)), ('faiss HNSW ef=128', 'hnsw', dict(ef_search=128)),
+            ('faiss IVF nprobe=8', 'ivf', dict(nprobe=8)), ('faiss IVF nprobe=32', 'ivf', dict(nprobe=32))]
+
+def knn_inputs(n:int=50_000, d:int=512):
+    "The synthetic 50k x 512 batch and, when its store entry exists, the real WordNet nouns (82,064 x 384)."
+    yield f'synthetic {n}x{d}', make_batch(n, 1000, d)[0]
+    try:
+        from geotter.data import load_task
+        yield 'wordnet-nouns 82064x384', load_task('wordnet-nouns').X.astype(np.float32)
+    except (FileNotFoundError, ValueError) as e: print('skipping wordnet-nouns:', str(e)[:100])
+
+def bench_knn(k:int=7, device:str='cpu')->pd.DataFrame:
+    rows = []
+    for name, X in knn_inputs():
+        exact = None
+        for label, method, kw in KNN_RUNS:
+            Xd = torch.as_tensor(X, device=device) if method == 'torch' else X
+            f = (lambda: sklearn_knn(X, k)) if method is None else (lambda: knn_indices(Xd, k, method=method, **kw))
+            dt, dc, mb, idx = timed(f, device if method == 'torch' else 'cpu')
+            idx = idx.cpu().numpy() if torch.is_tensor(idx) else np.asarray(idx)
+            if exact is None: exact = idx
+            rows.append(dict(data=name, n=len(X), d=X.shape[1], k=k, method=label, seconds=dt, cpu_seconds=dc,
+                             peak_mb=mb, recall=recall(idx, exact)))
+            print(rows[-1], flush=True)
+            _save(pd.DataFrame(rows), 'perf_knn.csv')
+    return pd.DataFrame(rows)
+
+
+# -------------------------------------------------------------------------------------------------- k-means
+KMEANS_CONFIGS = ([dict(engine='torch', init='k-means++', max_iter=50, n_init=1, label='session-1 default')] +
+                  [dict(engine='faiss', init=i, max_iter=r, n_init=1) for i in ('k-means++', 'random')
+                   for r in (1, 3, 5, 10, 20, 50, 300)] +
+                  [dict(engine='faiss', init=i, max_iter=20, n_init=10) for i in ('k-means++', 'random')] +
+                  [dict(engine='sklearn', init='k-means++', max_iter=300, n_init=10, label='reference code (sklearn)')])
+KMEANS_TASKS = ('wordnet-sample', 'wordnet-verbs', 'wordnet-nouns', 'cifar10-clip', 'cifar10-siglip',
+                'cifar10-siglip2', 'cifar10-biomedclip')
+
+def _cluster(X, K, cfg, seed):
+    "(centres, assignment, inertia) of one k-means configuration on unit-norm X."
+    if cfg['engine'] == 'sklearn':
+        from sklearn.cluster import KMeans
+        km = KMeans(K, n_init=cfg['n_init'], max_iter=cfg['max_iter'], random_state=seed).fit(X)
+        return km.cluster_centers_, km.labels_, float(km.inertia_)
+    C, z = kmeans(X, K, seed=seed, max_iter=cfg['max_iter'], n_init=cfg['n_init'], init=cfg['init'], method=cfg['engine'])
+    return C, z, float(((X - C[z]) ** 2).sum())
+
+def kmeans_unit(task, configs=KMEANS_CONFIGS, seeds=(0, 1, 2), temperature:float=0.1, **opts)->list:
+    "GeoTTER (paper defaults, true label ratio) on `task` for every k-means configuration and seed."
+    o = {**PAPER_DEFAULTS, **opts}
+    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
+    X = np.asarray(X, dtype=np.float64); X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    Y = np.asarray(Y, dtype=np.float64); Y = Y / np.linalg.norm(Y, axis=1, keepdims=True)
+    logits = X @ Y.T / temperature if L is None else np.asarray(L, dtype=np.float64)
+    C_ot, prior = nll_cost(logits), task.prior
+    G = knn_graph(X, o['k'])                                   # the same graph for every configuration
+    rows = []
+    for cfg in configs:
+        for seed in seeds:
+            t0 = time.perf_counter()
+            cent, z, inertia = _cluster(X, Y.shape[0], cfg, seed)
+            t_km = time.perf_counter() - t0
+            cent = cent / np.linalg.norm(cent, axis=1, keepdims=True)
+            C = fuse_costs(C_ot, (1 - cent @ Y.T)[z], o['beta'])
+            T = graph_smooth(np.asarray(solve_ot(C, prior)), G, o['alpha'])
+            rows.append(dict(task=task.name, n=len(X), K=Y.shape[0], seed=seed, **cfg, inertia=inertia,
+                             kmeans_seconds=t_km, accuracy=accuracy(task.labels, np.asarray(T).argmax(1))))
+    return rows
+
+def bench_kmeans(tasks=KMEANS_TASKS)->pd.DataFrame:
+    from geotter.experiments import load_tasks
+    rows = []
+    for task in load_tasks(tasks):
+        rows += kmeans_unit(task)
+        print(pd.DataFrame(rows).query('task == @task.name').groupby(['engine', 'init', 'max_iter', 'n_init'])
+              .accuracy.mean().round(2).to_string(), flush=True)
+        _save(pd.DataFrame(rows), 'perf_kmeans.csv')
+    return pd.DataFrame(rows)
+
+def bench_kmeans_large(n:int=50_000, m:int=1000, d:int=512)->pd.DataFrame:
+    "Cost and inertia of k-means at K=1000 on the synthetic ImageNet-sized batch: seeding and rounds."
+    X = make_batch(n, m, d)[0].astype(np.float64); X /= np.linalg.norm(X, axis=1, keepdims=True)
+    Xf = X.astype(np.float32)
+    cfgs = [dict(engine='faiss', init='random', max_iter=r, n_init=1) for r in (5, 10, 20, 50)] + \
+           [dict(engine='faiss', init='k-means++', max_iter=20, n_init=1),
+            dict(engine='sklearn', init='k-means++', max_iter=300, n_init=1, label='scikit-learn KMeans, 1 init')]
+    rows = []
+    for cfg in cfgs:
+        dt, dc, mb, (C, z, inertia) = timed(lambda: _cluster(Xf, m, cfg, 0), 'cpu')
+        rows.append(dict(n=n, K=m, d=d, **cfg, seconds=dt, cpu_seconds=dc, peak_mb=mb, inertia=inertia))
+        print(rows[-1], flush=True)
+        _save(pd.DataFrame(rows), 'perf_kmeans_large.csv')
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+def reference_pipeline(X, Y, prior, temperature=0.1, beta=0.3, k=5, alpha=0.7, n_init=10, seed=42, eps=1e-9):
+    """The public reference implementation's steps (TeleViaBox/GeoTTER), re-stated: cosine logits / T plus
+    log prior, -log softmax cost, scikit-learn KMeans(K=m, n_init=10), a per-sample loop for the cluster cost,
+    POT's ot.emd, scikit-learn cosine k-NN (k including the point) and a per-sample smoothing loop."""
+    import ot
+    from sklearn.cluster import KMeans
+    from sklearn.metrics.pairwise import cosine_similarity
+    from sklearn.neighbors import NearestNeighbors
+    t, times = time.perf_counter(), {}
+    def lap(name):
+        nonlocal t; now = time.perf_counter(); times[name] = now - t; t = now
+    z = cosine_similarity(X, Y) / temperature + np.log(prior + eps)
+    p = np.exp(z - z.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+    cost = -np.log(p + eps); lap('cost')
+    km = KMeans(n_clusters=Y.shape[0], random_state=seed, n_init=n_init).fit(X); lap('kmeans')
+    cc = np.zeros_like(cost)
+    for i in range(len(X)): cc[i] = 1 - cosine_similarity(km.cluster_centers_[km.labels_[i]][None], Y)[0]
+    C = (1 - beta) * cost + beta * cc; lap('cluster_cost')
+    T = ot.emd(np.full(len(X), 1 / len(X)), prior, C, numItermax=10_000_000); lap('ot')
+    nbrs = NearestNeighbors(n_neighbors=k, metric='cosine').fit(X).kneighbors(X)[1]; lap('knn')
+    Ts = np.zeros_like(T)
+    for i in range(len(X)): Ts[i] = alpha * T[i] + (1 - alpha) * T[nbrs[i]].mean(0)
+    lap('smoothing')
+    return Ts.argmax(1), times
+
+def bench_end2end(n:int=50_000, m:int=1000, d:int=512, device:str='cpu', reference:bool=True)->pd.DataFrame:
+    X, Y, labels, prior = make_batch(n, m, d)
+    Xd, Yd = torch.as_tensor(X, device=device), torch.as_tensor(Y, device=device)
+    runs = [('geotter, defaults', lambda: geotter(Xd, Yd, prior).labels),
+            ('geotter, defaults (repeat)', lambda: geotter(Xd, Yd, prior).labels),
+            ('geotter, reference-code options', lambda: geotter(Xd, Yd, prior, **REFERENCE_CODE).labels)]
+    if reference: runs.append(('reference pipeline', lambda: reference_pipeline(X, Y, prior)))
+    rows, preds = [], {}
+    for name, f in runs:
+        dt, dc, mb, out = timed(f, device if name.startswith('geotter') else 'cpu')
+        pred, stages = (out if isinstance(out, tuple) else (out, {}))
+        preds[name] = pred = np.asarray(pred.cpu() if torch.is_tensor(pred) else pred)
+        rows.append(dict(n=n, m=m, d=d, device=device, pipeline=name, seconds=dt, cpu_seconds=dc, peak_mb=mb,
+                         accuracy=accuracy(labels, pred), **{f'stage_{k}': v for k, v in stages.items()}))
+        print({k: v for k, v in rows[-1].items()}, flush=True)
+        _save(pd.DataFrame(rows), 'perf_end2end.csv')
+    df = pd.DataFrame(rows)
+    base = preds['geotter, defaults']
+    df['same_as_first_run'] = [bool(np.array_equal(preds[p], base)) for p in df.pipeline]
+    df['agreement_with_reference'] = [float(np.mean(preds[p] == preds['reference pipeline'])) if reference else np.nan
+                                      for p in df.pipeline]
+    return _save(df, 'perf_end2end.csv')
+
+
+if __name__ == '__main__':
+    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p.add_argument('what', choices=['knn', 'kmeans', 'kmeans-large', 'end2end'])
+    p.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
+    p.add_argument('--no-reference', action='store_true', help='end2end: skip the (slow) reference pipeline')
+    a = p.parse_args()
+    if a.device == 'cuda' and not torch.cuda.is_available(): raise SystemExit('--device cuda but no CUDA device is available')
+    warnings.filterwarnings('ignore', category=UserWarning)
+    if a.what == 'knn': bench_knn(device=a.device)
+    elif a.what == 'kmeans': bench_kmeans()
+    elif a.what == 'kmeans-large': bench_kmeans_large()
+    else: bench_end2end(device=a.device, reference=not a.no_reference)
