@@ -17,3 +17,4 @@ from .marginals import marginal_errors, prior_at_tv, partial_batches
 from .calibration import posteriors, expected_calibration_error, calibration_scores, reliability_diagram, class_duals
 from .prompts import ensemble_embeddings
 from .defaults import data_driven_defaults, estimate_noise
+from .streaming import StreamingGeoTTER, stream_predict, online_em_prior
