@@ -19,11 +19,10 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from complexity import make_batch, timed                       # the CLIP-like synthetic batch, timing + peak RSS
 
-from geotter.core import accuracy, as_tensor, nll_cost, zero_shot_logits
+from geotter.core import accuracy, cosine_cost, nll_cost
 from geotter.cluster import kmeans, fuse_costs
-from geotter.graph import knn_indices, knn_graph, graph_smooth
-from geotter.method import PAPER_DEFAULTS, REFERENCE_CODE, geotter, geotter_inputs
-from geotter.transport import solve_ot
+from geotter.graph import knn_indices, knn_graph
+from geotter.method import PAPER_DEFAULTS, REFERENCE_CODE, geotter, geotter_inputs, transport_and_smooth
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
 
@@ -110,11 +109,10 @@ def kmeans_unit(task, configs=KMEANS_CONFIGS, seeds=(0, 1, 2), temperature:float
             t0 = time.perf_counter()
             cent, z, inertia = _cluster(X, Y.shape[0], cfg, seed)
             t_km = time.perf_counter() - t0
-            cent = cent / np.linalg.norm(cent, axis=1, keepdims=True)
-            C = fuse_costs(C_ot, (1 - cent @ Y.T)[z], o['beta'])
-            T = graph_smooth(np.asarray(solve_ot(C, prior)), G, o['alpha'])
+            C = fuse_costs(C_ot, cosine_cost(cent, Y)[z], o['beta'])
+            T = transport_and_smooth(C, prior, G, alpha=o['alpha'])[1]
             rows.append(dict(task=task.name, n=len(X), K=Y.shape[0], seed=seed, **cfg, inertia=inertia,
-                             kmeans_seconds=t_km, accuracy=accuracy(task.labels, np.asarray(T).argmax(1))))
+                             kmeans_seconds=t_km, accuracy=accuracy(task.labels, T.argmax(1).numpy())))
     return rows
 
 def bench_kmeans(tasks=KMEANS_TASKS)->pd.DataFrame:

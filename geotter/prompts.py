@@ -42,7 +42,7 @@ def template_embeddings(encoder,        # loaded text backbone (`geotter.data.lo
     "Class embeddings of each template separately, by `geotter.data.class_embeddings` with one template at a time."
     return np.stack([class_embeddings(encoder, class_names, [t]) for t in check_templates(templates)])
 
-# %% ../nbs/17_prompts.ipynb #6b959f4d
+# %% ../nbs/17_prompts.ipynb #cf030ee3
 WEIGHT_RULES = ('uniform', 'entropy', 'transport')
 
 def template_scores(X,                  # (n, d) sample embeddings
@@ -56,7 +56,7 @@ def template_scores(X,                  # (n, d) sample embeddings
     out = []
     for Y in as_tensor(Ys):
         L = as_tensor(zero_shot_logits(as_tensor(X), Y, temperature), dtype=torch.float64)
-        C = -torch.log_softmax(L, 1)
+        C = nll_cost(L)
         if rule == 'entropy': out.append(float((torch.exp(-C) * C).sum(1).mean()))
         else: out.append(float((as_tensor(solve_ot(C, 'uniform' if prior is None else prior)) * C).sum()))
     return np.array(out)

@@ -62,7 +62,15 @@ except ImportError:                                                  # pure-Pyth
     HAVE_NUMBA = False
     def _njit(f): return f
 
-# %% ../nbs/02_transport.ipynb #e3ac6167
+# %% ../nbs/02_transport.ipynb #52431f6e
+@_njit
+def _swap_seats(price, holder, where, a, b):
+    "Exchange heap slots `a` and `b` (prices and holders), keeping `where` (holder -> slot) in step."
+    price[a], price[b] = price[b], price[a]
+    holder[a], holder[b] = holder[b], holder[a]
+    if holder[a] >= 0: where[holder[a]] = a
+    if holder[b] >= 0: where[holder[b]] = b
+
 @_njit
 def _heap_down(price, holder, where, lo, hi, pos):
     "Restore the min-heap `price[lo:hi]` after `price[pos]` increased; `holder`/`where` follow the seats."
@@ -71,10 +79,7 @@ def _heap_down(price, holder, where, lo, hi, pos):
         if c >= hi: break
         if c + 1 < hi and price[c + 1] < price[c]: c += 1
         if price[c] >= price[pos]: break
-        price[c], price[pos] = price[pos], price[c]
-        holder[c], holder[pos] = holder[pos], holder[c]
-        if holder[c] >= 0: where[holder[c]] = c
-        if holder[pos] >= 0: where[holder[pos]] = pos
+        _swap_seats(price, holder, where, c, pos)
         pos = c
 
 @_njit
@@ -83,10 +88,7 @@ def _heap_up(price, holder, where, lo, pos):
     while pos > lo:
         par = lo + (pos - lo - 1) // 2
         if price[par] <= price[pos]: break
-        price[par], price[pos] = price[pos], price[par]
-        holder[par], holder[pos] = holder[pos], holder[par]
-        if holder[par] >= 0: where[holder[par]] = par
-        if holder[pos] >= 0: where[holder[pos]] = pos
+        _swap_seats(price, holder, where, par, pos)
         pos = par
 
 # %% ../nbs/02_transport.ipynb #59563549
