@@ -11,10 +11,10 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['Array', 'is_tensor', 'as_tensor', 'like_input', 'check_matrix', 'check_prior', 'check_scalar', 'check_k',
-           'l2_normalize', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax', 'log_softmax',
-           'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'class_prior', 'check_random_state',
-           'Task']
+__all__ = ['Array', 'CLIP_TEMPERATURE', 'is_tensor', 'as_tensor', 'like_input', 'check_matrix', 'check_prior', 'check_scalar',
+           'check_k', 'l2_normalize', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax',
+           'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'class_prior',
+           'check_random_state', 'Task']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -100,6 +100,10 @@ def check_k(k:int, n:int, name:str='k')->int:
     if k >= n: raise ValueError(f"{name}={k} but the batch has n={n} samples; expected {name} < n")
     return int(k)
 
+# %% ../nbs/00_core.ipynb #8f8d0724
+CLIP_TEMPERATURE = 0.01   # CLIP's learned logit scale 100 = 1/T: the temperature of zero-shot logits
+
+
 # %% ../nbs/00_core.ipynb #879c7a00
 def l2_normalize(X:torch.Tensor, # (n, d) rows to normalize
                  name:str='X',
@@ -123,7 +127,7 @@ def cosine_similarity(X, Y)->Array:
 
 def zero_shot_logits(X,                     # (n, d) sample embeddings
                      Y,                     # (m, d) class embeddings
-                     temperature:float=0.01,# T > 0; CLIP uses 0.01 (logit scale 100)
+                     temperature:float=CLIP_TEMPERATURE, # T > 0; CLIP: 0.01 (logit scale 100)
                     )->Array:               # (n, m) logits cos(x_i, y_j) / T
     "Zero-shot logits: cosine similarity of re-normalized embeddings divided by `temperature`."
     check_scalar(temperature, 'temperature', low=0, low_open=True)
@@ -216,7 +220,7 @@ class Task:
     def n_classes(self)->int: return len(self.Y) if self.Y is not None else self.logits.shape[1]
     @property
     def prior(self)->np.ndarray: return class_prior(self.labels, self.n_classes)
-    def zero_shot_logits(self, temperature:float=0.01)->np.ndarray:
+    def zero_shot_logits(self, temperature:float=CLIP_TEMPERATURE)->np.ndarray:
         "The task's logits: given ones, else cosine similarities of X and Y over `temperature`."
         return self.logits if self.logits is not None else zero_shot_logits(self.X, self.Y, temperature)
     def features(self)->np.ndarray:
