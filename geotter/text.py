@@ -18,15 +18,16 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .core import Task, accuracy, check_random_state, check_scalar, nll_cost, zero_shot_logits
-from .data import (DatasetSpec, Encoder, _atomic_write, asset_path, class_embeddings, data_root, extract,
-                          load_embeddings, read_manifest, register_dataset, WORDNET_SAMPLE)
+from .core import Task, accuracy, check_random_state, check_scalar, zero_shot_logits
+from .transport import otter
+from .store import atomic_write, data_root, read_manifest
+from .data import DatasetSpec, Encoder, asset_path, class_embeddings, extract, register_dataset, WORDNET_SAMPLE
 
 # %% auto #0
 __all__ = ['NOUN_LEXFILES', 'WORDNET_LEXNAMES', 'WORDNET_CLASSES', 'WORDNET_DESCRIPTIONS', 'VERB_LEXFILES', 'LEXFILES',
-           'VERB_CLASSES', 'WORDNET_TEMPLATES', 'WORDNET_SPEC', 'WORDNET_VERBS_SPEC', 'MINILM', 'parse_data_file',
-           'fetch_wordnet', 'build_wordnet', 'otter_labels', 'template_accuracies', 'stratified_counts',
-           'stratified_indices', 'make_wordnet_sample']
+           'VERB_CLASSES', 'WORDNET_FETCH', 'WORDNET_TEMPLATES', 'WORDNET_SPEC', 'WORDNET_VERBS_SPEC', 'MINILM',
+           'parse_data_file', 'fetch_wordnet', 'build_wordnet', 'otter_labels', 'template_accuracies',
+           'stratified_counts', 'stratified_indices', 'make_wordnet_sample']
 
 # %% ../nbs/16_text.ipynb #10979fdf
 NOUN_LEXFILES = {  # lex_filenum: (lexicographer file, its description in lexnames(5) without 'nouns denoting')
@@ -55,6 +56,7 @@ VERB_LEXFILES = {  # lex_filenum: (lexicographer file, its description in lexnam
 LEXFILES = {'noun': NOUN_LEXFILES, 'verb': VERB_LEXFILES}
 VERB_CLASSES = [v[0].split('.', 1)[1] for v in VERB_LEXFILES.values()]   # 'body', 'change', ..., 'weather'
 
+# %% ../nbs/16_text.ipynb #776b8873
 def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
                     pos:str='noun',          # part of speech of the file: 'noun' or 'verb'
                     drop_tops:bool=True,     # leave out noun.Tops (lex_filenum 3)
@@ -79,8 +81,11 @@ def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
     return df
 
 # %% ../nbs/16_text.ipynb #586068af
-def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes)
+WORDNET_FETCH = "WordNet 3.0 (Debian package wordnet-base: 6.5 MB download, 29 MB unpacked) into {root}/wordnet"
+
+def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes); default <data dir>/wordnet
                   fname:str='data.noun',      # the database file wanted, e.g. 'data.verb'
+                  verbose:bool=True,          # say what is downloaded where before doing it
                  )->Path:
     "Path of a WordNet 3.0 database file, downloading and unpacking Debian's `wordnet-base` into `dest` if needed."
     dest = Path(dest) if dest is not None else data_root() / 'wordnet'
@@ -88,6 +93,7 @@ def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes)
         if f.exists(): return f
     if not shutil.which('apt-get') or not shutil.which('dpkg'):
         raise RuntimeError(f"WordNet not found and no apt-get/dpkg here: put WordNet 3.0's data.noun in {dest}")
+    if verbose: print(f"{fname} not found: downloading " + WORDNET_FETCH.format(root=dest.parent))
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as d:
         r = subprocess.run(['apt-get', 'download', 'wordnet-base'], cwd=d, capture_output=True, text=True)
@@ -110,10 +116,10 @@ def _wordnet_loader(pos:str)->Callable:
 
 WORDNET_SPEC = register_dataset(DatasetSpec(
     'wordnet-nouns', 'custom', 'all noun synsets of WordNet 3.0 except noun.Tops', WORDNET_TEMPLATES,
-    n=82064, m=25, modality='text', load=_wordnet_loader('noun')))
+    n=82064, m=25, modality='text', load=_wordnet_loader('noun'), fetches=WORDNET_FETCH))
 WORDNET_VERBS_SPEC = register_dataset(DatasetSpec(
     'wordnet-verbs', 'custom', 'all verb synsets of WordNet 3.0', WORDNET_TEMPLATES,
-    n=13767, m=15, modality='text', load=_wordnet_loader('verb')))
+    n=13767, m=15, modality='text', load=_wordnet_loader('verb'), fetches=WORDNET_FETCH))
 
 # %% ../nbs/16_text.ipynb #dd60787e
 MINILM = 'all-MiniLM-L6-v2'
@@ -138,15 +144,10 @@ def otter_labels(logits,            # (n, m) zero-shot logits
                  prior,             # (m,) target class proportions
                 )->np.ndarray:      # (n,) OTTER predictions
     r"OTTER's predictions $\arg\max_j\pi_{ij}$ of the exact OT plan for $C=-\log\mathrm{softmax}(\theta)$ [Shin et al. 2024]."
-    try:
-        from geotter.transport import otter
-        plan = otter(np.asarray(logits, dtype=np.float64), np.asarray(prior, dtype=np.float64))
-    except ImportError:
-        import ot
-        C = nll_cost(np.asarray(logits, dtype=np.float64))
-        plan = ot.emd(np.full(len(C), 1 / len(C)), np.asarray(prior, dtype=np.float64), C, numItermax=10_000_000)
+    plan = otter(np.asarray(logits, dtype=np.float64), np.asarray(prior, dtype=np.float64))
     return np.asarray(plan).argmax(1)
 
+# %% ../nbs/16_text.ipynb #6bf04c68
 def template_accuracies(task:Task,                # X (n, d) text embeddings, labels
                         Ys:Sequence,              # one (m, d) class-embedding matrix per template
                         templates:Sequence[str],  # the templates, for the table
@@ -211,5 +212,5 @@ def make_wordnet_sample(full:Task,                  # the full `wordnet-nouns` t
                   offsets=df.offset.to_numpy()[idx], texts_utf8=np.frombuffer('\n'.join(df.gloss.iloc[idx]).encode(), np.uint8),
                   meta=np.array(json.dumps(meta)))
     path = Path(path) if path is not None else asset_path(WORDNET_SAMPLE)
-    _atomic_write(path, lambda f: _write_npz(f, arrays))
+    atomic_write(path, lambda f: _write_npz(f, arrays))
     return path
