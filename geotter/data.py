@@ -104,7 +104,7 @@ def minilm_path(model:str)->str:
     check_sha256(d / 'model.safetensors', MINILM_SHA256, f"all-MiniLM-L6-v2's weights as shipped by {MINILM_PACKAGE}")
     return str(d)
 
-# %% ../nbs/15_data.ipynb #6fb7c6e9
+# %% ../nbs/15_data.ipynb #ce158b33
 def _versions(*mods)->dict:
     import importlib.metadata as md
     out = dict(python=platform.python_version(), numpy=np.__version__, torch=torch.__version__)
@@ -113,6 +113,7 @@ def _versions(*mods)->dict:
         except md.PackageNotFoundError: out[m] = None
     return out
 
+# %% ../nbs/15_data.ipynb #14b9ecc6
 class Encoder:
     "A loaded backbone: `encode_samples` embeds a batch of samples, `encode_texts` a list of prompts."
     def __init__(self, backbone:Backbone, model, tokenizer=None, preprocess=None, device='cpu'):
@@ -170,6 +171,7 @@ def check_templates(templates:Sequence[str])->tuple:
             raise ValueError(f"template {t!r} must contain exactly one '{{}}' (where the class name goes)")
     return tuple(templates)
 
+# %% ../nbs/15_data.ipynb #ad79fc3e
 TEMPLATE_MODES = ('single', 'ensemble')
 
 def check_template_arg(templates:str|Sequence[str])->str|tuple:
@@ -203,35 +205,13 @@ _OBJECT = ('a photo of a {}.', 'a painting of a {}.', 'a plastic {}.', 'a sculpt
            'a tattoo of a {}.', 'a toy {}.', 'a rendition of a {}.', 'a embroidered {}.', 'a cartoon {}.',
            'a {} in a video game.', 'a plushie {}.', 'a origami {}.', 'art of a {}.', 'graffiti of a {}.',
            'a drawing of a {}.', 'a doodle of a {}.', 'a photo of the {}.', 'a painting of the {}.')
+
+# %% ../nbs/15_data.ipynb #b17e8005
 _EUROSAT_NAMES = {'AnnualCrop': 'annual crop land', 'Forest': 'forest', 'HerbaceousVegetation': 'brushland or shrubland',
                   'Highway': 'highway or road', 'Industrial': 'industrial buildings or commercial buildings',
                   'Pasture': 'pasture land', 'PermanentCrop': 'permanent crop land',
                   'Residential': 'residential buildings or homes or apartments', 'River': 'river', 'SeaLake': 'lake or sea'}
 _CALTECH_NAMES = {'Faces': 'off-center face', 'Faces_easy': 'centered face', 'Leopards': 'leopard', 'Motorbikes': 'motorbike'}
-
-@dataclass
-class DatasetSpec:
-    "How a benchmark is loaded, which split is embedded, its class-name source and CLIP's prompt templates."
-    name:str                      # registry key, e.g. 'cifar10'
-    source:str                    # 'torchvision:<class name>', 'folder', or 'custom' (uses `load`)
-    split:str                     # the split embedded, in words
-    templates:tuple               # CLIP's templates; the first is the single prompt
-    kwargs:dict=field(default_factory=dict) # torchvision constructor arguments selecting the split
-    folder:str|None=None          # ImageFolder path under the data root ('folder' source)
-    names:str='dataset'           # class names: 'dataset', 'imagenet', 'imagenet-wnid', 'clip_benchmark:<key>'
-    rename:dict|None=None         # dataset-native name -> readable name overrides
-    n:int|None=None               # samples in the paper's Appendix E table
-    m:int|None=None               # classes
-    modality:str='image'          # 'image' or 'text'
-    load:Callable|None=None       # custom loader (data_root, download) -> (samples, class_names)
-
-DATASETS = {}
-
-def register_dataset(spec:DatasetSpec)->DatasetSpec:
-    "Add `spec` to `DATASETS` (replacing one of the same name)."
-    check_templates(spec.templates)
-    DATASETS[spec.name] = spec
-    return spec
 
 # %% ../nbs/15_data.ipynb #43853ad2
 @dataclass
@@ -269,6 +249,7 @@ def _tv(name, cls, what, templates, n, m, **kw):
 def _folder(name, folder, split, templates, n, m, names='dataset'):
     return register_dataset(DatasetSpec(name, 'folder', split, templates, folder=folder, names=names, n=n, m=m))
 
+# %% ../nbs/15_data.ipynb #915e4702
 _tv('cifar10', 'CIFAR10', 'test', _PHOTO, 10000, 10, train=False)
 _tv('cifar100', 'CIFAR100', 'test', _PHOTO, 10000, 100, train=False)
 _tv('caltech101', 'Caltech101', 'all (no official split)', _OBJECT, 7162, 101, target_type='category', rename=_CALTECH_NAMES)
@@ -289,6 +270,8 @@ _tv('stanford_cars', 'StanfordCars', 'test', ('a photo of a {}.', 'a photo of th
     'a photo of my old {}.'), 8041, 196, split='test')
 _tv('stl10', 'STL10', 'test', ('a photo of a {}.', 'a photo of the {}.'), 8000, 10, split='test')
 _tv('sun397', 'SUN397', 'all (no official split)', ('a photo of a {}.', 'a photo of the {}.'), 87004, 397)
+
+# %% ../nbs/15_data.ipynb #290dc93b
 _folder('cub', 'cub/test', 'test (train_test_split.txt)', ('a photo of a {}, a type of bird.',), 5794, 200)
 _folder('imagenet', 'imagenet/val', 'val', ('a photo of a {}.',), 40000, 1000, names='imagenet')
 _folder('imagenet-r', 'imagenet-r', 'all', ('a photo of a {}.', 'a rendition of a {}.', 'art of a {}.',
@@ -304,6 +287,7 @@ def readable_name(s:str)->str:
     s = re.sub(r'(?<=[a-z])(?=[A-Z])', ' ', s) if '_' not in s and ' ' not in s and not s.isupper() else s
     return re.sub(r'\s+', ' ', re.sub(r'[_/]', ' ', s)).strip()
 
+# %% ../nbs/15_data.ipynb #272096ca
 def _imagenet_names()->list:
     from open_clip.zero_shot_metadata import IMAGENET_CLASSNAMES
     return list(IMAGENET_CLASSNAMES)
@@ -322,24 +306,30 @@ def _native_names(ds)->list:
         if getattr(ds, a, None) is not None: return list(getattr(ds, a))
     raise ValueError(f"{type(ds).__name__} has neither `classes` nor `categories`; put its names in classnames/<dataset>.txt")
 
+# %% ../nbs/15_data.ipynb #7abcfc74
+def _wnid_names(spec:DatasetSpec, native:list, root:Path, override:Path)->list:
+    "ImageNet names of wnid class folders, looked up by their position among ImageNet's sorted wnids."
+    val = Path(root) / 'imagenet' / 'val'
+    if not val.exists(): raise ValueError(f"{spec.name}: class names need {val} (wnid folders) or {override}")
+    idx = {w: i for i, w in enumerate(sorted(p.name for p in val.iterdir() if p.is_dir()))}
+    return [_imagenet_names()[idx[w]] for w in native]
+
+def _benchmark_names(spec:DatasetSpec, native:list, override:Path)->list:
+    names = _clip_benchmark_names(spec.names.split(':', 1)[1])
+    if names is not None: return names
+    import warnings
+    warnings.warn(f"{spec.name}: `pip install clip-benchmark` (or write {override}) for readable class names; "
+                  "using the dataset's own names")
+    return [readable_name(c) for c in native]
+
+# %% ../nbs/15_data.ipynb #5446d06a
 def dataset_class_names(spec:DatasetSpec, ds, data_root:Path)->list:
     "Readable class names of a loaded dataset, in label order (see the rules above)."
-    override = Path(data_root) / 'classnames' / f'{spec.name}.txt'
-    native = _native_names(ds)
+    override, native = Path(data_root) / 'classnames' / f'{spec.name}.txt', _native_names(ds)
     if override.exists(): names = [l.strip() for l in override.read_text().splitlines() if l.strip()]
     elif spec.names == 'imagenet': names = _imagenet_names()
-    elif spec.names == 'imagenet-wnid':
-        val = Path(data_root) / 'imagenet' / 'val'
-        if not val.exists(): raise ValueError(f"{spec.name}: class names need {val} (wnid folders) or {override}")
-        idx = {w: i for i, w in enumerate(sorted(p.name for p in val.iterdir() if p.is_dir()))}
-        names = [_imagenet_names()[idx[w]] for w in native]
-    elif spec.names.startswith('clip_benchmark:'):
-        names = _clip_benchmark_names(spec.names.split(':', 1)[1])
-        if names is None:
-            import warnings
-            warnings.warn(f"{spec.name}: `pip install clip-benchmark` (or write {override}) for readable class names; "
-                          "using the dataset's own names")
-            names = [readable_name(c) for c in native]
+    elif spec.names == 'imagenet-wnid': names = _wnid_names(spec, native, data_root, override)
+    elif spec.names.startswith('clip_benchmark:'): names = _benchmark_names(spec, native, override)
     else: names = [readable_name((spec.rename or {}).get(c, c)) for c in native]
     if len(names) != len(native):
         raise ValueError(f"{spec.name}: {len(names)} class names but the dataset has {len(native)} classes")
@@ -378,16 +368,17 @@ def load_dataset(name:str|DatasetSpec,       # registry name
 def _batches(n:int, batch_size:int)->list:
     return [range(s, min(s + batch_size, n)) for s in range(0, n, batch_size)]
 
+def _check_run_args(batch_size, dtype):
+    check_scalar(batch_size, 'batch_size', numbers.Integral, low=1)
+    if dtype not in ('float32', 'float16'): raise ValueError(f"dtype={dtype!r}; expected 'float32' or 'float16'")
+
+# %% ../nbs/15_data.ipynb #660d02cf
 def _check_settings(f:Path, want:dict, have:dict):
     diff = [k for k in want if have.get(k) != want[k]]
     if diff:
         k = diff[0]
         raise StoreError(f"{f}: made with other settings ({', '.join(diff)}; e.g. {k}={have.get(k)!r}, requested "
                          f"{want[k]!r}); pass overwrite=True or use another name")
-
-def _check_run_args(batch_size, dtype):
-    check_scalar(batch_size, 'batch_size', numbers.Integral, low=1)
-    if dtype not in ('float32', 'float16'): raise ValueError(f"dtype={dtype!r}; expected 'float32' or 'float16'")
 
 def _backbone_record(bb:Backbone)->dict:
     "The backbone as recorded in a manifest (the settings that define the embeddings)."
@@ -440,12 +431,13 @@ def write_embeddings(samples,                  # indexable (sample, label) pairs
                      versions=encoder.versions(), created=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())))
     return out
 
-# %% ../nbs/15_data.ipynb #bd1634c0
+# %% ../nbs/15_data.ipynb #01b0886e
 def openai_imagenet_templates()->list:
     "CLIP's 80 ImageNet templates (from `open_clip`), with '{}' for the class name."
     from open_clip.zero_shot_metadata import OPENAI_IMAGENET_TEMPLATES
     return [t('{}') for t in OPENAI_IMAGENET_TEMPLATES]
 
+# %% ../nbs/15_data.ipynb #257f4cb6
 def resolve_templates(spec:DatasetSpec, templates:str|Sequence[str]='single')->list:
     "'single': the dataset's first template; 'ensemble': all of them (CLIP's 80 for the ImageNets); a list: those."
     templates = check_template_arg(templates)
@@ -454,12 +446,13 @@ def resolve_templates(spec:DatasetSpec, templates:str|Sequence[str]='single')->l
         return openai_imagenet_templates() if spec.names.startswith('imagenet') else list(spec.templates)
     return list(templates)
 
-# %% ../nbs/15_data.ipynb #36f93ead
+# %% ../nbs/15_data.ipynb #21f565fe
 def estimate_bytes(n:int, d:int|None, m:int|None=None, dtype:str='float32')->int|None:
     "Bytes of a store entry with n samples, m classes, d dimensions (arrays only; None if d is unknown)."
     if d is None: return None
     return (n + (m or 0)) * d * np.dtype(dtype).itemsize + 8 * n
 
+# %% ../nbs/15_data.ipynb #643447a4
 def extract_plan(spec:DatasetSpec, bb:Backbone, out:Path, root:str|Path|None=None, n:int|None=None,
                  dtype:str='float32')->str:
     "What `extract` will write where, and about how much, said before it starts."
@@ -557,7 +550,7 @@ def load_embeddings(name:str,                 # entry name, e.g. 'cifar10'
     return Task(name=name, labels=arrs['labels'].astype(np.int64), X=arrs['X'].astype(np.float32),
                 Y=arrs['Y'].astype(np.float32), class_names=list(m['class_names']), meta=meta)
 
-# %% ../nbs/15_data.ipynb #5ea4809d
+# %% ../nbs/15_data.ipynb #9352d2a0
 LOGITS_ENV = 'GEOTTER_LOGITS_DIR'
 
 class LogitFile(NamedTuple):
@@ -568,6 +561,7 @@ class LogitFile(NamedTuple):
     repo:str='pwhofman/efficient-credal-prediction' # GitHub repository publishing it
     folder:str='logits'                             # folder of the file in that repository
 
+# %% ../nbs/15_data.ipynb #b948c84e
 LOGIT_TASKS = {}
 
 def register_logit_task(name:str, spec:LogitFile)->LogitFile:
@@ -641,6 +635,7 @@ def asset_path(fname:str)->Path:
     "Path of a file shipped in `geotter/assets/`."
     return package_dir() / 'assets' / fname
 
+# %% ../nbs/15_data.ipynb #20f83a5b
 def load_sample(path:str|Path|None=None,  # an .npz written by `geotter.text.make_wordnet_sample` (default: the shipped one)
                 name:str='wordnet-sample',
                )->Task:
@@ -666,6 +661,7 @@ def _store_task(name:str, backbone:str|None, store)->Task:
         backbone = have[0]
     return load_embeddings(name, backbone, store)
 
+# %% ../nbs/15_data.ipynb #583edf1e
 def load_task(name:str,                    # see the table above
               *, store:str|Path|None=None, # store root (see `store_root`)
               logits:str|Path|None=None,   # directory of the logit CSV files (see `logits_dir`)

@@ -37,7 +37,7 @@ def store_root(root:str|Path|None=None)->Path:
     "The store's root: `root`, else `$GEOTTER_STORE`, else `<data_root()>/store`."
     return Path(root or os.environ.get(STORE_ENV) or data_root() / 'store').expanduser()
 
-# %% ../nbs/14_store.ipynb #2ee00a90
+# %% ../nbs/14_store.ipynb #8fc22440
 class StoreError(ValueError):
     "A store entry or partial run that is missing, incomplete, corrupted, or does not match the requested settings."
 
@@ -45,6 +45,7 @@ def slug(s)->str:
     "`s` as one safe path component: runs of characters other than letters, digits, '.', '_', '-' become '-'."
     return re.sub(r'[^A-Za-z0-9._-]+', '-', str(s)).strip('-')
 
+# %% ../nbs/14_store.ipynb #c335e5a6
 def entry_dir(name:str,                 # task name, e.g. 'cifar10' or 'wordnet-nouns'
               backbone:str,             # backbone name; 'ViT-B/32' and 'ViT-B-32' are the same entry
               root:str|Path|None=None,  # store root (see `store_root`)
@@ -52,7 +53,7 @@ def entry_dir(name:str,                 # task name, e.g. 'cifar10' or 'wordnet-
     "The directory of the store entry for `name` embedded with `backbone`."
     return store_root(root) / slug(name) / slug(getattr(backbone, 'name', backbone))
 
-# %% ../nbs/14_store.ipynb #8a7a247c
+# %% ../nbs/14_store.ipynb #d92ecabe
 _SCRATCH = re.compile(r'^\.(?P<name>.+)~(?P<host>[^~]+)~(?P<pid>\d+)~[0-9a-f]{8}\.(?P<kind>tmp|new|old)$')
 _LEGACY_TMP = re.compile(r'^\..+\.[0-9a-f]{8}\.tmp$')
 
@@ -60,6 +61,7 @@ def scratch_path(path:Path, kind:str='tmp')->Path:
     "A fresh name beside `path` for a temporary file ('tmp') or a staged ('new') or retired ('old') entry."
     return path.with_name(f'.{path.name}~{socket.gethostname()}~{os.getpid()}~{uuid.uuid4().hex[:8]}.{kind}')
 
+# %% ../nbs/14_store.ipynb #1a464324
 def atomic_write(path:str|Path,     # the file to (re)write
                  write:Callable,    # write(f) fills the binary file object f
                 )->Path:            # path
@@ -74,7 +76,7 @@ def atomic_write(path:str|Path,     # the file to (re)write
         if tmp.exists(): tmp.unlink()
     return path
 
-# %% ../nbs/14_store.ipynb #30aebf74
+# %% ../nbs/14_store.ipynb #88bc0584
 TMP_MAX_AGE = 24 * 3600
 
 def _alive(pid:int)->bool:
@@ -83,6 +85,7 @@ def _alive(pid:int)->bool:
     except (PermissionError, OSError): return True
     return True
 
+# %% ../nbs/14_store.ipynb #be014201
 def is_stale(f:str|Path, max_age:float=TMP_MAX_AGE)->bool:
     "Whether `f` is scratch of a writer that is gone: a dead process on this host, else older than `max_age` s."
     f = Path(f); m = _SCRATCH.match(f.name)
@@ -107,7 +110,7 @@ def clean_stale(directory:str|Path, max_age:float=TMP_MAX_AGE)->list:
         done.append(f)
     return done
 
-# %% ../nbs/14_store.ipynb #537223c7
+# %% ../nbs/14_store.ipynb #d3987089
 FORMAT_VERSION = 2
 
 def _canonical(obj)->bytes: return json.dumps(obj, sort_keys=True, separators=(',', ':')).encode()
@@ -116,6 +119,7 @@ def manifest_checksum(manifest:dict)->str:
     "SHA-256 of the canonical JSON of `manifest` without its 'checksum' key (metadata and file records)."
     return hashlib.sha256(_canonical({k: v for k, v in manifest.items() if k != 'checksum'})).hexdigest()
 
+# %% ../nbs/14_store.ipynb #d9859d97
 def file_sha256(path:str|Path)->str:
     "Hex SHA-256 of a file's bytes, read in 1 MiB blocks."
     h = hashlib.sha256()
@@ -123,11 +127,12 @@ def file_sha256(path:str|Path)->str:
         for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
     return h.hexdigest()
 
-# %% ../nbs/14_store.ipynb #cde1c56c
+# %% ../nbs/14_store.ipynb #80c83f3b
 def save_json(path:str|Path, obj)->Path:
     "Write `obj` as indented JSON to `path`, atomically."
     return atomic_write(path, lambda f: f.write(json.dumps(obj, indent=1).encode()))
 
+# %% ../nbs/14_store.ipynb #21d67458
 def read_json(path:str|Path, what:str='file')->object:
     "The JSON content of `path`; a `StoreError` naming the file (and saying what it is) if it cannot be read."
     path = Path(path)
@@ -145,11 +150,12 @@ def swap_in(staged:str|Path, path:str|Path)->Path:
     if old is not None: shutil.rmtree(old, ignore_errors=True)
     return path
 
-# %% ../nbs/14_store.ipynb #f00857da
+# %% ../nbs/14_store.ipynb #0e579967
 def _write_array(d:Path, k:str, a:np.ndarray)->dict:
     f = atomic_write(d / f'{k}.npy', lambda fh: np.save(fh, np.ascontiguousarray(a), allow_pickle=False))
     return dict(file=f.name, sha256=file_sha256(f), shape=list(a.shape), dtype=str(a.dtype))
 
+# %% ../nbs/14_store.ipynb #5f9bba0f
 def write_entry(path:str|Path,     # entry directory
                 arrays:dict,       # name -> numpy array, written as <name>.npy
                 manifest:dict,     # JSON-serialisable metadata; 'format', 'files' and 'checksum' are added
@@ -167,13 +173,14 @@ def write_entry(path:str|Path,     # entry directory
         if stage.exists(): shutil.rmtree(stage, ignore_errors=True)
     return m
 
-# %% ../nbs/14_store.ipynb #97987a31
+# %% ../nbs/14_store.ipynb #b52ec6d1
 def _partial_note(path:Path)->str:
     part = path / 'partial'
     if not part.exists(): return ''
     k = len(list(part.glob('batch-*.npz')))
     return f" ({k} finished batches in {part}: the extraction was interrupted; run extract again to resume)"
 
+# %% ../nbs/14_store.ipynb #b799a62a
 def _check_manifest(mf:Path, m)->dict:
     if not isinstance(m, dict) or m.get('format') != 'geotter-embeddings' or not isinstance(m.get('files'), dict):
         raise StoreError(f"{mf}: not a geotter embedding manifest")
@@ -187,6 +194,7 @@ def _check_manifest(mf:Path, m)->dict:
     if v == 1: warnings.warn(f"{mf}: format_version 1: the checksum covers the files, not the metadata; extract again to upgrade")
     return m
 
+# %% ../nbs/14_store.ipynb #80f3b67e
 def read_manifest(path:str|Path)->dict:
     "The manifest of the complete store entry in `path`, checked; `StoreError` naming the file otherwise."
     path = Path(path); mf = path / 'manifest.json'
@@ -194,7 +202,7 @@ def read_manifest(path:str|Path)->dict:
         raise StoreError(f"{mf}: no manifest, so no complete store entry here{_partial_note(path)}")
     return _check_manifest(mf, read_json(mf, 'manifest'))
 
-# %% ../nbs/14_store.ipynb #830cdc1f
+# %% ../nbs/14_store.ipynb #e3a34c98
 def _load_checked(path:Path, rec:dict, verify:bool)->np.ndarray:
     f = path / rec['file']
     if not f.exists(): raise StoreError(f"{f}: missing; the entry is incomplete (delete {path} and extract again)")
@@ -207,6 +215,7 @@ def _load_checked(path:Path, rec:dict, verify:bool)->np.ndarray:
         raise StoreError(f"{f}: shape {list(a.shape)} {a.dtype}; manifest says {rec['shape']} {rec['dtype']}")
     return a
 
+# %% ../nbs/14_store.ipynb #e7bfac9a
 def read_entry(path:str|Path,      # entry directory
                verify:bool=True,   # check every file's SHA-256 against the manifest
               )->tuple:            # (arrays dict, manifest dict)
@@ -214,11 +223,12 @@ def read_entry(path:str|Path,      # entry directory
     path = Path(path); m = read_manifest(path)
     return {k: _load_checked(path, rec, verify) for k, rec in m['files'].items()}, m
 
-# %% ../nbs/14_store.ipynb #c7af3959
+# %% ../nbs/14_store.ipynb #9a4fcf50
 def run_key(settings:dict)->str:
     "SHA-256 of the canonical JSON of a run's settings."
     return hashlib.sha256(_canonical(json.loads(json.dumps(settings)))).hexdigest()
 
+# %% ../nbs/14_store.ipynb #440e8bec
 class PartialRun:
     "The finished batches of a resumable write: `<entry>/partial/run.json` and one `batch-NNNNNN.npz` per batch."
     def __init__(self, path:str|Path, settings:dict):
@@ -248,13 +258,14 @@ def open_run(entry:str|Path,          # entry directory; the run lives in <entry
     clean_stale(part)
     return PartialRun(part, settings)
 
-# %% ../nbs/14_store.ipynb #8944f0a6
+# %% ../nbs/14_store.ipynb #6f543fc8
 @patch
 def save(self:PartialRun, b:int, start:int, stop:int, **arrays)->Path:
     "Write batch `b` (rows `start:stop`) atomically, keyed to this run and this position."
     key = np.array(self.batch_key(b, start, stop))
     return atomic_write(self.file(b), lambda f: np.savez(f, _key=key, **{k: np.asarray(a) for k, a in arrays.items()}))
 
+# %% ../nbs/14_store.ipynb #b8ea0e26
 @patch
 def load(self:PartialRun, b:int, start:int, stop:int)->dict:
     "The arrays of batch `b`, checked: readable, keyed to this run and position, `stop - start` rows each."

@@ -45,6 +45,7 @@ WORDNET_LEXNAMES = [v[0] for v in NOUN_LEXFILES.values()]
 WORDNET_CLASSES = [l.split('.', 1)[1] for l in WORDNET_LEXNAMES]   # class names in the prompts: 'act', 'animal', ...
 WORDNET_DESCRIPTIONS = [v[1] for v in NOUN_LEXFILES.values()]
 
+# %% ../nbs/16_text.ipynb #89b5ed93
 VERB_LEXFILES = {  # lex_filenum: (lexicographer file, its description in lexnames(5) without 'verbs of')
     29: ('verb.body', 'grooming, dressing and bodily care'), 30: ('verb.change', 'size, temperature change, intensifying, etc.'),
     31: ('verb.cognition', 'thinking, judging, analyzing, doubting'), 32: ('verb.communication', 'telling, asking, ordering, singing'),
@@ -56,7 +57,16 @@ VERB_LEXFILES = {  # lex_filenum: (lexicographer file, its description in lexnam
 LEXFILES = {'noun': NOUN_LEXFILES, 'verb': VERB_LEXFILES}
 VERB_CLASSES = [v[0].split('.', 1)[1] for v in VERB_LEXFILES.values()]   # 'body', 'change', ..., 'weather'
 
-# %% ../nbs/16_text.ipynb #776b8873
+# %% ../nbs/16_text.ipynb #8056bf19
+def _parse_line(line:str, pos:str, path, known:set)->tuple:
+    "(offset, lex_filenum, first lemma, gloss) of one synset line of `data.<pos>`; `ValueError` naming the file otherwise."
+    head, sep, gloss = line.partition(' | ')
+    p = head.split()
+    if not sep or len(p) < 5 or p[2] != pos[0]: raise ValueError(f"{path}: not a data.{pos} line: {line[:60]!r}")
+    if int(p[1]) not in known: raise ValueError(f"{path}: unknown {pos} lexicographer file {int(p[1])}")
+    return int(p[0]), int(p[1]), p[4].replace('_', ' '), gloss.strip()
+
+# %% ../nbs/16_text.ipynb #6e5aea4b
 def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
                     pos:str='noun',          # part of speech of the file: 'noun' or 'verb'
                     drop_tops:bool=True,     # leave out noun.Tops (lex_filenum 3)
@@ -64,23 +74,27 @@ def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
     "The synsets of a WordNet `data.noun` or `data.verb` file with their lexicographer-file label and gloss."
     if pos not in LEXFILES: raise ValueError(f"pos={pos!r}; expected one of {sorted(LEXFILES)}")
     lexfiles, tops = LEXFILES[pos], {3: ('noun.Tops',)} if pos == 'noun' else {}
-    rows = []
     with open(path, encoding='utf-8') as f:
-        for line in f:
-            if line.startswith('  '): continue   # licence header
-            head, sep, gloss = line.partition(' | ')
-            p = head.split()
-            if not sep or len(p) < 5 or p[2] != pos[0]: raise ValueError(f"{path}: not a data.{pos} line: {line[:60]!r}")
-            lex = int(p[1])
-            if lex in tops and drop_tops: continue
-            if lex not in lexfiles and lex not in tops: raise ValueError(f"{path}: unknown {pos} lexicographer file {lex}")
-            rows.append((int(p[0]), lex, p[4].replace('_', ' '), gloss.strip()))
+        rows = [r for line in f if not line.startswith('  ')   # licence header
+                for r in [_parse_line(line, pos, path, set(lexfiles) | set(tops))] if not drop_tops or r[1] not in tops]
     df = pd.DataFrame(rows, columns=['offset', 'lex_filenum', 'lemma', 'gloss'])
     df['lexname'] = df.lex_filenum.map(lambda k: {**tops, **lexfiles}[k][0])
     df['label'] = df.lex_filenum - min(lexfiles)
     return df
 
 # %% ../nbs/16_text.ipynb #586068af
+def _unpack_wordnet_base(dest:Path)->Path:
+    "Download Debian's `wordnet-base` with apt-get and unpack it into `dest` with dpkg; the folder of its database."
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run(['apt-get', 'download', 'wordnet-base'], cwd=d, capture_output=True, text=True)
+        debs = list(Path(d).glob('wordnet-base_*.deb'))
+        if r.returncode or not debs:
+            raise RuntimeError(f"apt-get download wordnet-base failed ({r.stderr.strip()[-300:]}); run `apt-get update` first")
+        subprocess.run(['dpkg', '-x', str(debs[0]), str(dest)], check=True)
+    return dest / 'usr/share/wordnet'
+
+# %% ../nbs/16_text.ipynb #7e958adf
 WORDNET_FETCH = "WordNet 3.0 (Debian package wordnet-base: 6.5 MB download, 29 MB unpacked) into {root}/wordnet"
 
 def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes); default <data dir>/wordnet
@@ -94,14 +108,7 @@ def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes); default
     if not shutil.which('apt-get') or not shutil.which('dpkg'):
         raise RuntimeError(f"WordNet not found and no apt-get/dpkg here: put WordNet 3.0's data.noun in {dest}")
     if verbose: print(f"{fname} not found: downloading " + WORDNET_FETCH.format(root=dest.parent))
-    dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as d:
-        r = subprocess.run(['apt-get', 'download', 'wordnet-base'], cwd=d, capture_output=True, text=True)
-        debs = list(Path(d).glob('wordnet-base_*.deb'))
-        if r.returncode or not debs:
-            raise RuntimeError(f"apt-get download wordnet-base failed ({r.stderr.strip()[-300:]}); run `apt-get update` first")
-        subprocess.run(['dpkg', '-x', str(debs[0]), str(dest)], check=True)
-    return dest / 'usr/share/wordnet' / fname
+    return _unpack_wordnet_base(dest) / fname
 
 # %% ../nbs/16_text.ipynb #06a90568
 WORDNET_TEMPLATES = ('This is a definition of a word for {}.', 'This is a definition of {}.', 'A word for {}.',
@@ -114,6 +121,7 @@ def _wordnet_loader(pos:str)->Callable:
         return list(zip(df.gloss.tolist(), df.label.tolist())), [v[0].split('.', 1)[1] for v in LEXFILES[pos].values()]
     return load
 
+# %% ../nbs/16_text.ipynb #37d634ef
 WORDNET_SPEC = register_dataset(DatasetSpec(
     'wordnet-nouns', 'custom', 'all noun synsets of WordNet 3.0 except noun.Tops', WORDNET_TEMPLATES,
     n=82064, m=25, modality='text', load=_wordnet_loader('noun'), fetches=WORDNET_FETCH))
@@ -173,6 +181,7 @@ def stratified_counts(counts:np.ndarray,      # (m,) class sizes n_c of the full
     k[np.argsort(-(q - k), kind='stable')[:n - k.sum()]] += 1
     return np.minimum(np.maximum(k, np.minimum(counts, min_per_class)), counts)
 
+# %% ../nbs/16_text.ipynb #b5e3caea
 def stratified_indices(labels:np.ndarray, n:int, min_per_class:int=20, seed=0)->np.ndarray:
     "Sorted row indices of a seeded stratified sample of `labels` (see `stratified_counts`)."
     rng, labels = check_random_state(seed), np.asarray(labels)
@@ -188,6 +197,7 @@ def _write_npz(f, arrays:dict):
             info = zipfile.ZipInfo(f'{k}.npy', date_time=(1980, 1, 1, 0, 0, 0)); info.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(info, buf.getvalue())
 
+# %% ../nbs/16_text.ipynb #92f727a5
 def make_wordnet_sample(full:Task,                  # the full `wordnet-nouns` task (`load_embeddings`)
                         encoder:Encoder,            # the backbone that embedded it (for the template prompts)
                         data_noun:str|Path,         # WordNet's data.noun (for the glosses)
