@@ -10,7 +10,6 @@ import numbers
 import os
 import platform
 import re
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path

@@ -85,12 +85,12 @@ def _alive(pid:int)->bool:
     except (PermissionError, OSError): return True
     return True
 
-# %% ../nbs/14_store.ipynb #be014201
+# %% ../nbs/14_store.ipynb #9b5faf78
 def is_stale(f:str|Path, max_age:float=TMP_MAX_AGE)->bool:
     "Whether `f` is scratch of a writer that is gone: a dead process on this host, else older than `max_age` s."
     f = Path(f); m = _SCRATCH.match(f.name)
     if m is None and not _LEGACY_TMP.match(f.name): return False
-    if m is not None and m['host'] == socket.gethostname():
+    if m is not None and m['host'] == socket.gethostname() and os.name != 'nt':   # on Windows os.kill terminates: age decides
         return int(m['pid']) != os.getpid() and not _alive(int(m['pid']))
     return time.time() - f.lstat().st_mtime > max_age
 
