@@ -173,9 +173,11 @@ def write_entry(path:str|Path,     # entry directory
         if stage.exists(): shutil.rmtree(stage, ignore_errors=True)
     return m
 
-# %% ../nbs/14_store.ipynb #b52ec6d1
+# %% ../nbs/14_store.ipynb #453279e1
 def _partial_note(path:Path)->str:
-    part = path / 'partial'
+    "Why an entry has no manifest, when its directory says: an interrupted extraction or an interrupted swap."
+    part, staged = path / 'partial', sorted(path.parent.glob(f'.{path.name}~*.new/manifest.json'))
+    if staged: return f" (an interrupted rewrite left the complete entry in {staged[0].parent}; the next write here moves it into place)"
     if not part.exists(): return ''
     k = len(list(part.glob('batch-*.npz')))
     return f" ({k} finished batches in {part}: the extraction was interrupted; run extract again to resume)"
