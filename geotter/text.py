@@ -66,7 +66,7 @@ def _parse_line(line:str, pos:str, path, known:set)->tuple:
     if int(p[1]) not in known: raise ValueError(f"{path}: unknown {pos} lexicographer file {int(p[1])}")
     return int(p[0]), int(p[1]), p[4].replace('_', ' '), gloss.strip()
 
-# %% ../nbs/16_text.ipynb #6e5aea4b
+# %% ../nbs/16_text.ipynb #a68e8476
 def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
                     pos:str='noun',          # part of speech of the file: 'noun' or 'verb'
                     drop_tops:bool=True,     # leave out noun.Tops (lex_filenum 3)
@@ -74,9 +74,9 @@ def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
     "The synsets of a WordNet `data.noun` or `data.verb` file with their lexicographer-file label and gloss."
     if pos not in LEXFILES: raise ValueError(f"pos={pos!r}; expected one of {sorted(LEXFILES)}")
     lexfiles, tops = LEXFILES[pos], {3: ('noun.Tops',)} if pos == 'noun' else {}
-    with open(path, encoding='utf-8') as f:
-        rows = [r for line in f if not line.startswith('  ')   # licence header
-                for r in [_parse_line(line, pos, path, set(lexfiles) | set(tops))] if not drop_tops or r[1] not in tops]
+    with open(path, encoding='utf-8') as f:   # lines starting with two spaces: the licence header
+        rows = [_parse_line(line, pos, path, set(lexfiles) | set(tops)) for line in f if not line.startswith('  ')]
+    if drop_tops: rows = [r for r in rows if r[1] not in tops]
     df = pd.DataFrame(rows, columns=['offset', 'lex_filenum', 'lemma', 'gloss'])
     df['lexname'] = df.lex_filenum.map(lambda k: {**tops, **lexfiles}[k][0])
     df['label'] = df.lex_filenum - min(lexfiles)
@@ -94,7 +94,7 @@ def _unpack_wordnet_base(dest:Path)->Path:
         subprocess.run(['dpkg', '-x', str(debs[0]), str(dest)], check=True)
     return dest / 'usr/share/wordnet'
 
-# %% ../nbs/16_text.ipynb #7e958adf
+# %% ../nbs/16_text.ipynb #f7b3deed
 WORDNET_FETCH = "WordNet 3.0 (Debian package wordnet-base: 6.5 MB download, 29 MB unpacked) into {root}/wordnet"
 
 def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes); default <data dir>/wordnet
@@ -107,7 +107,7 @@ def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes); default
         if f.exists(): return f
     if not shutil.which('apt-get') or not shutil.which('dpkg'):
         raise RuntimeError(f"WordNet not found and no apt-get/dpkg here: put WordNet 3.0's data.noun in {dest}")
-    if verbose: print(f"{fname} not found: downloading " + WORDNET_FETCH.format(root=dest.parent))
+    if verbose: print(f"{fname} not found: downloading Debian's wordnet-base (6.5 MB) and unpacking it into {dest} (29 MB)")
     return _unpack_wordnet_base(dest) / fname
 
 # %% ../nbs/16_text.ipynb #06a90568
