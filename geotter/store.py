@@ -21,7 +21,7 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['DATA_ENV', 'STORE_ENV', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'data_root', 'store_root', 'StoreError', 'slug', 'entry_dir',
-           'scratch_path', 'atomic_write', 'is_stale', 'clean_stale', 'manifest_checksum', 'file_sha256', 'save_json',
+           'scratch_path', 'is_stale', 'clean_stale', 'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json',
            'read_json', 'swap_in', 'write_entry', 'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run',
            'list_entries']
 
@@ -61,21 +61,6 @@ def scratch_path(path:Path, kind:str='tmp')->Path:
     "A fresh name beside `path` for a temporary file ('tmp') or a staged ('new') or retired ('old') entry."
     return path.with_name(f'.{path.name}~{socket.gethostname()}~{os.getpid()}~{uuid.uuid4().hex[:8]}.{kind}')
 
-# %% ../nbs/14_store.ipynb #1a464324
-def atomic_write(path:str|Path,     # the file to (re)write
-                 write:Callable,    # write(f) fills the binary file object f
-                )->Path:            # path
-    "Call `write(f)` on a temporary file beside `path`, flush it to disk, then rename it onto `path`."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = scratch_path(path)
-    try:
-        with open(tmp, 'wb') as f:
-            write(f); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists(): tmp.unlink()
-    return path
-
 # %% ../nbs/14_store.ipynb #88bc0584
 TMP_MAX_AGE = 24 * 3600
 
@@ -109,6 +94,21 @@ def clean_stale(directory:str|Path, max_age:float=TMP_MAX_AGE)->list:
         else: f.unlink(missing_ok=True)
         done.append(f)
     return done
+
+# %% ../nbs/14_store.ipynb #b6fd85c0
+def atomic_write(path:str|Path,     # the file to (re)write
+                 write:Callable,    # write(f) fills the binary file object f
+                )->Path:            # path
+    "Call `write(f)` on a temporary file beside `path`, flush it to disk, then rename it onto `path`."
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True); clean_stale(path.parent)
+    tmp = scratch_path(path)
+    try:
+        with open(tmp, 'wb') as f:
+            write(f); f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists(): tmp.unlink()
+    return path
 
 # %% ../nbs/14_store.ipynb #d3987089
 FORMAT_VERSION = 2
