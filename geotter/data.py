@@ -649,6 +649,10 @@ def load_sample(path:str|Path|None=None,  # an .npz written by `geotter.text.mak
                     Y=z['Y'].astype(np.float32), class_names=z['class_names'].tolist(), meta=meta)
 
 # %% ../nbs/15_data.ipynb #dc7a3eb2
+def _provider_note(name:str)->str:
+    p = DATASET_PROVIDERS.get(name)
+    return f", after `import {p}`" if p else ''
+
 def _store_task(name:str, backbone:str|None, store)->Task:
     if '/' in name and backbone is None: name, backbone = name.split('/', 1)
     if backbone is None:
@@ -656,7 +660,7 @@ def _store_task(name:str, backbone:str|None, store)->Task:
         if len(have) != 1:
             raise ValueError(f"task {name!r}: {'no complete store entry' if not have else 'several backbones ' + str(have)} "
                              f"in {store_root(store)}; known names: 'wordnet-sample', 'synthetic', {sorted(LOGIT_TASKS)}, "
-                             "or extract it first (geotter.data.extract)")
+                             f"or extract it first (geotter.data.extract{_provider_note(name)})")
         backbone = have[0]
     return load_embeddings(name, backbone, store)
 
