@@ -16,7 +16,7 @@ from .core import *
 __all__ = ['DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
 
 # %% ../nbs/03_entropic.ipynb #b6864fab
-DEFAULT_REG = 0.01
+DEFAULT_REG = 0.1   # entropic weight in cost units: converges on every shipped task, OTTER and GeoTTER costs (see below)
 
 def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
               C:torch.Tensor,        # (n, m) cost subtracted
@@ -52,18 +52,22 @@ def _sinkhorn_stage(C:torch.Tensor,   # (n, m) row-centred cost
     return f, g, err, it
 
 # %% ../nbs/03_entropic.ipynb #a7e8d3d7
+def _n_stages(eps0:float, reg:float, eps_scaling:float|None)->int:
+    "Number of warm-up stages from eps0 down to reg (factor eps_scaling each): finite for any finite eps0."
+    if not eps_scaling or eps0 <= reg * (1 + 1e-6): return 0
+    return math.ceil((math.log(eps0) - math.log(reg)) / -math.log(eps_scaling))
+
 def _sinkhorn_potentials(C, la, lb, reg, max_iter, tol, eps_scaling, init, rho=math.inf):
     "Potentials of the row-centred problem after epsilon-scaling warm-up stages and the final stage."
     n, m = C.shape
     kappa = lambda e: 1.0 if rho == math.inf else rho / (rho + e)
     if init is not None: f, g, eps = init[0], init[1], reg
-    else:
-        f, g = C.new_zeros(n), C.new_zeros(m)
-        eps = max(C.max().item(), reg) if eps_scaling else reg
+    else: f, g, eps = C.new_zeros(n), C.new_zeros(m), max(C.max().item(), reg)
     total = 0
-    while eps > reg * (1 + 1e-6):
+    for _ in range(_n_stages(eps, reg, eps_scaling if init is None else None)):
         f, g, _, it = _sinkhorn_stage(C, la, lb, eps, f, g, 100, max(tol, math.sqrt(tol)), kappa(eps))
         total, eps = total + it, max(eps * eps_scaling, reg)
+        if rho == math.inf: c = g.max(); f, g = f + c, g - c    # balanced: fix the free constant, keep g near 0
     f, g, err, it = _sinkhorn_stage(C, la, lb, reg, f, g, max_iter, tol, kappa(reg))
     return f, g, err, it, total + it
 
@@ -83,29 +87,53 @@ def sinkhorn(cost,                   # (n, m) cost matrix C
     r"Entropic OT $\min_\pi\langle\pi,C\rangle+\varepsilon\sum\pi(\log\pi-1)$ by log-domain Sinkhorn with $\varepsilon$-scaling [4-7]."
     return _entropic_ot(cost, a, b, reg, math.inf, max_iter, tol, eps_scaling, init, dtype, log, 'sinkhorn')
 
-def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, name):
-    "Shared body of `sinkhorn` (rho = inf) and `sinkhorn_unbalanced`: checks, support, potentials, plan."
+# %% ../nbs/03_entropic.ipynb #f0000012
+def _check_entropic_args(reg, max_iter, tol, eps_scaling, dtype):
     if dtype not in (torch.float32, torch.float64): raise ValueError(f"dtype={dtype}; expected torch.float32 or torch.float64")
+    reg = check_scalar(reg, 'reg', low=0, low_open=True)
+    max_iter = check_int(max_iter, 'max_iter', low=1); tol = check_scalar(tol, 'tol', low=0, low_open=True)
+    if eps_scaling is not None: eps_scaling = check_scalar(eps_scaling, 'eps_scaling', low=0, high=1, low_open=True, high_open=True)
+    return reg, max_iter, tol, eps_scaling
+
+def _marginal_error(P:torch.Tensor, a:torch.Tensor, b:torch.Tensor, balanced:bool)->float:
+    "L1 error of the rows of P against a, plus (balanced) of its columns against b, in float64."
+    err = (P.sum(1, dtype=torch.float64) - a).abs().sum().item()
+    return err + ((P.sum(0, dtype=torch.float64) - b).abs().sum().item() if balanced else 0.0)
+
+# %% ../nbs/03_entropic.ipynb #f0000013
+def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, name):
+    "Shared body of `sinkhorn` (rho = inf) and `sinkhorn_unbalanced`: checks, support, potentials, measured plan."
+    reg, max_iter, tol, eps_scaling = _check_entropic_args(reg, max_iter, tol, eps_scaling, dtype)
+    out_dtype = dtype
     C0, a, b = check_ot_inputs(cost, a, b)
-    check_scalar(reg, 'reg', low=0, low_open=True)
-    max_iter = check_int(max_iter, 'max_iter', low=1); check_scalar(tol, 'tol', low=0, low_open=True)
-    if eps_scaling is not None: check_scalar(eps_scaling, 'eps_scaling', low=0, high=1, low_open=True, high_open=True)
-    C0 = C0.to(dtype); ri = torch.nonzero(a > 0)[:, 0]
+    ri = torch.nonzero(a > 0)[:, 0]
     ci = torch.nonzero(b > 0)[:, 0] if rho > 0 else torch.arange(C0.shape[1], device=C0.device)  # rho = 0: b unused
     C = C0[ri][:, ci]; shift = C.min(dim=1).values; C = C - shift[:, None]
+    if dtype == torch.float32 and not torch.isfinite(C.to(dtype).max()): dtype = torch.float64   # too large for float32
     if init is not None: init = _init_potentials(init, C0, ri, ci, shift)
+    res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, eps_scaling, init, dtype)
+    if dtype == torch.float32 and not res['merr'] <= tol:        # float32 missed the marginals: float64, warm-started
+        res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, None, (res['f'], res['g']), torch.float64)
+    if not res['merr'] <= tol:
+        warnings.warn(f"{name} did not converge: the plan's marginals are off by {res['merr']:.3g} (L1) > tol={tol:g} "
+                      f"after max_iter={max_iter} iterations at reg={reg:g}; increase max_iter or reg")
+    P = C0.new_zeros(C0.shape, dtype=out_dtype)
+    P[ri[:, None], ci[None, :]] = res['P'].to(out_dtype)
+    if not log: return like_input(P, cost)
+    F = torch.full_like(P[:, 0], -math.inf); G = torch.full_like(P[0], -math.inf)
+    F[ri], G[ci] = res['f'].to(P.dtype) + shift.to(P.dtype), res['g'].to(P.dtype)
+    return like_input(P, cost), dict(f=F, g=G, err=res['err'], marginal_err=res['merr'], n_iter=res['it'], n_iter_total=res['total'])
+
+# %% ../nbs/03_entropic.ipynb #f0000014
+def _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, eps_scaling, init, dtype)->dict:
+    "Potentials and plan of the row-centred problem on the support, in `dtype`, with the plan's measured marginal error."
+    C = C.to(dtype)
+    if init is not None: init = (init[0].to(dtype), init[1].to(dtype))
     lb = b[ci].to(dtype).log() if rho > 0 else C.new_zeros(len(ci))
-    f, g, err, it, total = _sinkhorn_potentials(C, a[ri].to(dtype).log(), lb, float(reg), max_iter, tol, eps_scaling, init, rho)
-    if not err <= tol:
-        warnings.warn(f"{name} did not converge: row-marginal L1 error {err:.3g} > tol={tol:g} after "
-                      f"max_iter={max_iter} iterations at reg={reg:g}; increase max_iter or reg (or use dtype=torch.float64)")
-    P = C0.new_zeros(C0.shape)
-    P[ri[:, None], ci[None, :]] = torch.exp((f[:, None] + g[None, :] - C) / reg)
-    P = like_input(P, cost)
-    if not log: return P
-    F = torch.full_like(C0[:, 0], -math.inf); G = torch.full_like(C0[0], -math.inf)
-    F[ri], G[ci] = f + shift, g
-    return P, dict(f=F, g=G, err=err, n_iter=it, n_iter_total=total)
+    f, g, err, it, total = _sinkhorn_potentials(C, a[ri].to(dtype).log(), lb, reg, max_iter, tol, eps_scaling, init, rho)
+    P = torch.exp((f[:, None] + g[None, :] - C) / reg)
+    merr = _marginal_error(P, a[ri], b[ci], rho == math.inf)
+    return dict(P=P, f=f, g=g, err=err, it=it, total=total, merr=merr if math.isfinite(merr) else math.inf)
 
 # %% ../nbs/03_entropic.ipynb #640af5ba
 def _init_potentials(init, C0, ri, ci, shift):
