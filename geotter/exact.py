@@ -8,6 +8,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse
 import ot
 import torch
 
@@ -311,38 +312,75 @@ def _seats(s:np.ndarray)->np.ndarray:
     S[np.argsort(-(s - S), kind='stable')[:max(n - S.sum(), 0)]] += 1
     return S
 
-def _eps_schedule(C:np.ndarray, theta:float=20.0, final:float=1e-9)->np.ndarray:
-    "Auction epsilons: cost range / theta, divided by theta per phase, down to final * range."
-    r = float(C.max() - C.min()) or 1.0
+def _eps_schedule(r:float, theta:float=20.0, final:float=1e-9)->np.ndarray:
+    "Auction epsilons: cost range `r` / theta, divided by theta per phase, down to final * range."
+    r = r or 1.0
     k = int(np.ceil(np.log(1 / (theta * final)) / np.log(theta)))
     return np.maximum(r / theta ** np.arange(1, k + 2), r * final)
 
-def _start_potentials(C, S, K):
-    "Class potentials from the auction; classes without seats are priced to be just unattractive."
-    p, _ = _auction(C, S, _eps_schedule(C), K)
-    rest = np.flatnonzero(S == 0)
+def _start_potentials(C, s, K, r):
+    "Class potentials from the auction; seatless classes are priced just unattractive, absent ones (s = 0) at -inf."
+    S = _seats(s)
+    p, _ = _auction(C, S, _eps_schedule(r), K)
+    rest = np.flatnonzero((S == 0) & (s > 0))
     if len(rest):
         u = _row_min_value(C, p)
         p[rest] = (u[:, None] - C[:, rest]).max(0)
+    p[s == 0] = np.inf                                  # never chosen, never reached by a shortest path
     return -p
 
+# %% ../nbs/02_exact.ipynb #e0000010
+def _find(parent, u):
+    while parent.setdefault(u, u) != u: parent[u] = parent[parent[u]]; u = parent[u]
+    return u
+
+def _cycle(r, c, entries):
+    "The entries of one cycle in the support graph (closing entry first), or None: union-find, then one path search."
+    parent, adj = {}, {}
+    for e in entries:
+        a, b = ('s', int(r[e])), ('c', int(c[e]))
+        ra, rb = _find(parent, a), _find(parent, b)
+        if ra == rb:                                          # e closes a cycle: the forest path from b to a
+            prev, todo = {b: None}, [b]
+            while a not in prev:
+                u = todo.pop()
+                for w, f in adj.get(u, ()):
+                    if w not in prev: prev[w] = (u, f); todo.append(w)
+            path, u = [e], a
+            while prev[u] is not None: u, f = prev[u]; path.append(f)
+            return path
+        parent[ra] = rb
+        adj.setdefault(a, []).append((b, e)); adj.setdefault(b, []).append((a, e))
+    return None
+
+def _break_cycles(r, c, x):
+    """Entries (r, c, x) of an optimal plan whose support has no cycle: at most n + m - 1 of them. Mass moves
+    around each cycle with alternating signs (marginals kept; the cost too, every support entry being tight)."""
+    x = x.copy()
+    while (cycle := _cycle(r, c, np.flatnonzero(np.bincount(r)[r] > 1))) is not None:   # only split samples
+        minus = cycle[1::2]; k = minus[int(np.argmin(x[minus]))]; d = x[k]
+        x[cycle[0::2]] += d; x[minus] -= d; x[k] = 0.0
+        keep = x > 0; r, c, x = r[keep], c[keep], x[keep]
+    return r, c, x
+
 # %% ../nbs/02_exact.ipynb #8bcdccbf
-def _emd_fast(C:np.ndarray,   # (n, m) float64 cost
+def _emd_fast(C:np.ndarray,   # (n, m) float64 cost, C-contiguous
               b:np.ndarray,   # (m,) float64 target weights, sum 1
               K:int=8,        # auction candidate-list length
              ):               # (rows, cols, values) of the optimal plan, or None if not certified
     "Exact OT from uniform weights 1/n to `b`: auction for duals, shortest paths to optimality, certificate."
     n, m = C.shape
-    act = np.flatnonzero(b > 0)
-    Ca = np.ascontiguousarray(C if len(act) == m else C[:, act])
-    s = n * b[act]; s[np.argmax(s)] += n - s.sum()            # capacities summing to n
-    v = _start_potentials(Ca, _seats(s), K)
+    C = np.ascontiguousarray(C)
+    s = n * b; s[np.argmax(s)] += n - s.sum()                  # capacities summing to n (zero for absent classes)
+    lo, hi = float(C.min()), float(C.max())
+    v = _start_potentials(C, s, K, hi - lo)
     tol = 1e-13 * max(1.0, n)                                  # rounding level of sums of n unit masses
-    scale = max(1.0, abs(float(Ca.max())), abs(float(Ca.min())))
-    es, ec, ex, v, status = _ssp(Ca, s, v, tol, 1e-13 * scale, 20 * (n + len(act)))
-    if status != 0 or not _certify(Ca, es, ec, ex, v) <= 1e-10 * scale: return None
+    scale = max(1.0, abs(hi), abs(lo))
+    es, ec, ex, v, status = _ssp(C, s, v, tol, 1e-13 * scale, 20 * (n + m))
+    if status != 0 or not _certify(C, es, ec, ex, v) <= 1e-10 * scale: return None
     live = ex > 0
-    return es[live], act[ec[live]], ex[live] / n
+    r, c, x = es[live], ec[live], ex[live] / n
+    return _break_cycles(r, c, x) if len(x) > n + m - 1 else (r, c, x)
 
 # %% ../nbs/02_exact.ipynb #04d79a3f
 def _fast_ok(a:torch.Tensor, # (n,) validated source weights
@@ -359,24 +397,34 @@ def _fast_ok(a:torch.Tensor, # (n,) validated source weights
 # %% ../nbs/02_exact.ipynb #a62b5917
 EXACT_SOLVERS = ('auto', 'fast', 'pot')
 
+def _plan(r, c, x, shape, cost, dtype, device, sparse:bool):
+    "The plan with entries (r, c, x) as the caller wants it: dense or sparse, numpy or torch, in `dtype` on `device`."
+    if sparse and is_tensor(cost):
+        idx = torch.from_numpy(np.stack([r, c]).astype(np.int64))
+        return torch.sparse_coo_tensor(idx, torch.from_numpy(x).to(dtype), shape, device=device, check_invariants=False).coalesce()
+    np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
+    if sparse: return scipy.sparse.csr_matrix((x.astype(np_dtype), (r, c)), shape=shape)
+    P = np.zeros(shape, np_dtype); P[r, c] = x
+    return torch.from_numpy(P).to(device) if is_tensor(cost) else P
+
 def emd(cost,                      # (n, m) cost matrix C
         a='uniform',               # (n,) source weights in the simplex, or 'uniform'
         b='uniform',               # (m,) target weights in the simplex, or 'uniform'
         *,
         solver:str='auto',         # 'auto', 'fast' (uniform `a` only) or 'pot'
         max_iter:int=100_000_000,  # iteration cap of POT's network simplex
-       )->Array:                   # (n, m) optimal plan, in cost's type, dtype and device
+        sparse:bool=False,         # return the plan as scipy.sparse CSR (numpy cost) or torch sparse COO (tensor cost)
+       ):                          # (n, m) optimal plan, in cost's type, dtype and device
     r"Exact optimal transport $\arg\min_{\pi\in\Pi(\mathbf a,\mathbf b)}\langle\pi,C\rangle$ (Kantorovich LP)."
     C, a, b = check_ot_inputs(cost, a, b)
-    if solver not in EXACT_SOLVERS: raise ValueError(f"solver={solver!r}; expected one of {EXACT_SOLVERS}")
+    check_choice(solver, 'solver', EXACT_SOLVERS); sparse = check_bool(sparse, 'sparse')
     max_iter = check_int(max_iter, 'max_iter', low=1)
     C64 = C.detach().cpu().double().numpy()
+    trip = None
     if solver in ('auto', 'fast') and _fast_ok(a, solver):
         trip = _emd_fast(C64, b.cpu().numpy())
-        if trip is not None:
-            P = torch.zeros(C.shape, dtype=C.dtype)
-            P[torch.as_tensor(trip[0]), torch.as_tensor(trip[1])] = torch.as_tensor(trip[2], dtype=C.dtype)
-            return like_input(P.to(C.device), cost)
-        warnings.warn("the fast exact solver could not certify optimality; using POT's ot.emd instead")
-    G = _emd_pot(C64, a.cpu().numpy(), b.cpu().numpy(), max_iter)
-    return like_input(torch.as_tensor(G).to(device=C.device, dtype=C.dtype), cost)
+        if trip is None: warnings.warn("the fast exact solver could not certify optimality; using POT's ot.emd instead")
+    if trip is None:
+        G = _emd_pot(C64, a.cpu().numpy(), b.cpu().numpy(), max_iter)
+        r, c = np.nonzero(G); trip = (r, c, G[r, c])
+    return _plan(*trip, tuple(C.shape), cost, C.dtype, C.device, sparse)

@@ -57,7 +57,7 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     "Optimal transport of uniform sample mass $1/n$ to the class prior $\\nu$ (OTTER's problem)."
     C = check_cost(cost)
     nu = check_prior(prior, C.shape[1])
-    if solver not in SOLVERS: raise ValueError(f"solver={solver!r}; expected one of {SOLVERS}")
+    check_choice(solver, 'solver', SOLVERS)
     if rho is not None and solver != 'unbalanced':
         raise ValueError(f"rho={rho!r} was given with solver={solver!r}; rho is used only by solver='unbalanced'")
     reg = DEFAULT_REG if reg is None else reg
@@ -73,5 +73,8 @@ def otter(logits,                   # (n, m) zero-shot logits
           **kw,                     # further `solve_ot` options (e.g. rho for solver='unbalanced')
          )->Array:                  # (n, m) OTTER plan; `predict(plan)` gives the labels
     "OTTER [1]: optimal transport of the batch to the prior with cost $-\\log\\mathrm{softmax}(\\theta)$."
-    C = -torch.log_softmax(check_cost(logits, 'logits'), dim=1)     # = nll_cost(logits), validated cheaply
-    return like_input(solve_ot(C, prior, solver=solver, reg=reg, **kw), logits)
+    L = check_cost(logits, 'logits')
+    check_choice(solver, 'solver', SOLVERS)
+    # the exact plan is the same for -θ (row constants LSE(θ_i) only shift the objective): no log-softmax needed
+    C = -L if solver in ('emd', 'fast', 'pot') else -torch.log_softmax(L, dim=1)
+    return solve_ot(C if is_tensor(logits) else C.numpy(), prior, solver=solver, reg=reg, **kw)   # numpy in, numpy out
