@@ -90,8 +90,41 @@ def bench_otter(sizes=((50_000, 1_000),), seeds=(0,), repeats=3):
     df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_otter.csv', index=False)
     return df
 
+# ---------------------------------------------------------------- ours vs POT's torch backend
+def bench_pot(sizes=((2_000, 10), (10_000, 100), (20_000, 1_000)), reg=0.1, rho=0.1, repeats=3):
+    "sinkhorn vs ot.sinkhorn(method='sinkhorn_log') and sinkhorn_unbalanced vs ot.unbalanced, torch float64 tensors, same tolerance."
+    import ot
+    rows = []
+    for n, m in sizes:
+        L, prior, _ = clip_like(n, m, d=128, seed=1)
+        C = torch.tensor(nll_cost(L)); a = torch.full((n,), 1 / n, dtype=torch.float64); b = torch.tensor(prior)
+        b = (b + 1e-3) / (b + 1e-3).sum()                  # POT's log-domain solver needs b > 0
+        runs = {
+            ('balanced', 'geotter'): lambda: sinkhorn(C, a, b, reg, dtype=torch.float64, tol=1e-6),
+            ('balanced', 'geotter-f32'): lambda: sinkhorn(C, a, b, reg, tol=1e-6),
+            ('balanced', 'pot'): lambda: ot.sinkhorn(a, b, C, reg, method='sinkhorn_log', stopThr=1e-6, numItermax=100_000),
+            ('unbalanced', 'geotter'): lambda: sinkhorn_unbalanced(C, a, b, reg, rho, dtype=torch.float64, tol=1e-6),
+            ('unbalanced', 'pot'): lambda: ot.unbalanced.sinkhorn_unbalanced(a, b, C, reg, (float('inf'), rho), reg_type='entropy',
+                                                                             method='sinkhorn_stabilized', stopThr=1e-6, numItermax=100_000),
+        }
+        plans = {}
+        for (kind, who), f in runs.items():
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter('always')
+                ts = []
+                for _ in range(repeats): P, t = _timed(f); ts.append(t)
+            P = P.double(); plans[kind, who] = P
+            rows.append(dict(n=n, m=m, problem=kind, solver=who, seconds=min(ts), warned=len(w) > 0,
+                             row_err=float((P.sum(1) - a).abs().sum()), col_err=float((P.sum(0) - b).abs().sum())))
+            print(rows[-1], flush=True)
+        for r in rows[-len(runs):]:
+            r['max_diff_vs_pot'] = float((plans[r['problem'], r['solver']] - plans[r['problem'], 'pot']).abs().max())
+    df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_pot.csv', index=False)
+    return df
+
 if __name__ == '__main__':
     torch.set_num_threads(1)
     what = sys.argv[1] if len(sys.argv) > 1 else 'all'
     if what in ('reg', 'all'): print(bench_reg().to_string())
     if what in ('otter', 'all'): print(bench_otter().to_string())
+    if what in ('pot', 'all'): print(bench_pot().to_string())

@@ -4,6 +4,7 @@
 
 # %% ../nbs/01_baselines.ipynb #fc0216c5
 from __future__ import annotations
+import math
 import numbers
 import warnings
 
@@ -19,7 +20,7 @@ def zero_shot(logits:Array,          # (n, m) zero-shot logits θ (CLIP: cos/0.0
               temperature:float=1.0, # T > 0 dividing the logits; 1 keeps the model's calibration
              )->Array:               # (n, m) probabilities softmax(θ_i / T)
     r"Zero-shot (ZS) probabilities $\mathbf p_i=\mathrm{softmax}(\theta_i/T)$; predictions are their arg-max."
-    check_scalar(temperature, 'temperature', low=0, low_open=True)
+    temperature = check_temperature(temperature)
     t = check_matrix(logits, 'logits')
     return like_input(torch.softmax(t / temperature, dim=1), logits)
 
@@ -51,16 +52,21 @@ def _lbfgs(fun,            # v (m,) -> (loss, grad (m,), err) float64 tensors
         v.grad = grad
         return loss
     err, left, stalled = fun(v.detach())[2], max_iter, False
+    best, best_v, hist = err, v.detach().clone(), []
     while err > tol and left > 0 and not stalled:
         opt.param_groups[0]['max_iter'] = min(10, left); left -= 10
         last = v.detach().clone()
         opt.step(closure)
-        err, stalled = fun(v.detach())[2], torch.equal(v.detach(), last)
-    if err > tol:
+        err = fun(v.detach())[2] if torch.isfinite(v.detach()).all() else torch.tensor(math.inf)
+        if not torch.isfinite(err): err, stalled = best, True; break   # weights overflowed: keep the best finite ones
+        if err < best: best, best_v = err, v.detach().clone()
+        hist.append(best.item())                 # no progress over 50 iterations (an unattainable prior): stop
+        stalled = torch.equal(v.detach(), last) or (len(hist) > 5 and hist[-1] > 0.99 * hist[-6])
+    if best > tol:
         why = 'L-BFGS stalled' if stalled else f'max_iter={max_iter} iterations'
-        warnings.warn(f"{caller} did not converge: error {err.item():.3g} > tol={tol:g} after {why}; "
+        warnings.warn(f"{caller} did not converge: error {best.item():.3g} > tol={tol:g} after {why}; "
                       f"increase max_iter or tol ({hint})")
-    return v.detach()
+    return best_v
 
 # %% ../nbs/01_baselines.ipynb #86729921
 def _pm_objective(base, nu, temperature, form):
@@ -132,11 +138,13 @@ def _fenchel_fixed_point(s:torch.Tensor,   # (n, m) scores s_i = w⊙θ_i/T
     return p, z, (z + lam * p - c).abs().max() <= tol * (1 + c.abs().max())
 
 # %% ../nbs/01_baselines.ipynb #7f5e661e
+V_MAX = 20.0   # |log w| <= 20: weights within e^±20, far beyond any attainable prior's
+
 def _weights_objective(base, nu, temperature, lam, objective, state, inner_max_iter=100, inner_tol=1e-12):
     "v -> (g, ∇g, error) for p*_i = fixed point at s_i = e^v ⊙ base_i / T; `state` keeps the warm start."
     n = base.shape[0]
     def fun(v):
-        s = base * torch.exp(v) / temperature
+        s = base * torch.exp(v.clamp(-V_MAX, V_MAX)) / temperature      # bounded weights keep the inner Newton cheap
         p, state['z'], _ = _fenchel_fixed_point(s, nu, lam, state.get('z'), inner_max_iter, inner_tol)
         r = (p.mean(0) - nu).expand_as(p) if objective == 'batch' else p - nu
         loss = 0.5 * (r[0] ** 2).sum() if objective == 'batch' else 0.5 * (r ** 2).sum(1).mean()
@@ -168,7 +176,7 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
     state = {}
     fun = _weights_objective(theta, nu, temperature, lam, objective, state, inner_max_iter, inner_tol)
     w = torch.exp(_lbfgs(fun, theta.new_zeros(theta.shape[1]), max_iter, tol, 'fenchel_prior_matching',
-                         'a prior with zero entries, or logits of mixed sign, may be unattainable'))
+                         'a prior with zero entries, or logits of mixed sign, may be unattainable').clamp(-V_MAX, V_MAX))
     P, _, ok = _fenchel_fixed_point(theta * w / temperature, nu, lam, None, inner_max_iter, inner_tol)
     if not ok: warnings.warn(f"fenchel_prior_matching: the fixed point did not converge in inner_max_iter="
                              f"{inner_max_iter} Newton steps; increase inner_max_iter or inner_tol")

@@ -106,6 +106,7 @@ def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, 
     reg, max_iter, tol, eps_scaling = _check_entropic_args(reg, max_iter, tol, eps_scaling, dtype)
     out_dtype = dtype
     C0, a, b = check_ot_inputs(cost, a, b)
+    if rho / (rho + reg) <= 0.5: eps_scaling = None     # a strongly damped column update converges fast without warm-up
     ri = torch.nonzero(a > 0)[:, 0]
     ci = torch.nonzero(b > 0)[:, 0] if rho > 0 else torch.arange(C0.shape[1], device=C0.device)  # rho = 0: b unused
     C = C0[ri][:, ci]; shift = C.min(dim=1).values; C = C - shift[:, None]

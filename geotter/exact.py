@@ -375,7 +375,7 @@ def _emd_fast(C:np.ndarray,   # (n, m) float64 cost, C-contiguous
     lo, hi = float(C.min()), float(C.max())
     v = _start_potentials(C, s, K, hi - lo)
     tol = 1e-13 * max(1.0, n)                                  # rounding level of sums of n unit masses
-    scale = max(1.0, abs(hi), abs(lo))
+    scale = max(abs(hi), abs(lo)) or 1.0                       # tolerances relative to the cost's size
     es, ec, ex, v, status = _ssp(C, s, v, tol, 1e-13 * scale, 20 * (n + m))
     if status != 0 or not _certify(C, es, ec, ex, v) <= 1e-10 * scale: return None
     live = ex > 0
