@@ -38,11 +38,11 @@ def batches(draw, min_n=6, max_n=40):
     if draw(st.booleans()): X[1] = X[0]                   # a duplicated sample
     return X, Y
 
-def _is_probability(P, n, m):
+def _is_probability(P, n, m, atol=1e-9):
     assert P.shape == (n, m)
     assert np.isfinite(P).all(), 'NaN or inf in the output'
     assert (P >= 0).all()
-    np.testing.assert_allclose(P.sum(1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(P.sum(1), 1.0, atol=atol)
 
 @pytest.mark.parametrize('name', METHODS)
 @given(batch=batches())
@@ -72,6 +72,15 @@ def test_torch_matches_numpy(name, batch):
     assert isinstance(T, torch.Tensor) and T.dtype == torch.float64
     np.testing.assert_allclose(T.numpy(), P, atol=1e-10)
     np.testing.assert_array_equal(predict(T).numpy(), predict(P))
+
+@pytest.mark.parametrize('name', METHODS)
+@given(batch=batches(max_n=20))
+def test_float32_stays_float32(name, batch):
+    "float32 torch in -> finite float32 probabilities out."
+    X, Y = batch
+    T = METHODS[name](torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(Y, dtype=torch.float32), k=3)
+    assert T.dtype == torch.float32
+    _is_probability(T.double().numpy(), len(X), len(Y), atol=1e-5)
 
 @pytest.mark.parametrize('name', METHODS)
 @given(batch=batches(max_n=20), zeros=st.integers(1, 3))
