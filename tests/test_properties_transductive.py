@@ -116,9 +116,9 @@ def test_bad_arguments_are_named(name, kw, msg):
         METHODS[name](rng.normal(size=(10, 4)), rng.normal(size=(2, 4)), **kw)
 
 @pytest.mark.parametrize('name', METHODS)
-@given(n=st.integers(3, 12), bad=st.sampled_from(['nan', 'inf', 'shape', 'zero_row', 'k_too_large']))
+@given(n=st.integers(3, 12), bad=st.sampled_from(['nan', 'inf', 'shape', 'zero_row', 'k_too_large', 'strings']))
 def test_bad_inputs_are_named(name, n, bad):
-    "Bad X or Y (NaN/inf, mismatched dimension, all-zero row, k >= n) fail with the argument's name."
+    "Bad X or Y (NaN/inf, mismatched dimension, all-zero row, strings, k >= n) fail with the argument's name."
     rng = np.random.default_rng(n)
     X, Y, k = rng.normal(size=(n, 4)), rng.normal(size=(3, 4)), 2
     if bad == 'nan': X[0, 0], msg = np.nan, 'X has 1 NaN'
@@ -126,5 +126,6 @@ def test_bad_inputs_are_named(name, n, bad):
     if bad == 'shape': Y, msg = Y[:, :3], 'Y has 3 columns; expected 4'
     if bad == 'zero_row': X[n - 1], msg = 0.0, f'X row {n - 1} is all zeros'
     if bad == 'k_too_large': k, msg = n, f'k={n} but the batch has n={n}'
-    with pytest.raises(ValueError, match=msg):
+    if bad == 'strings': Y, msg = Y.astype(str), 'Y has dtype <U'
+    with pytest.raises((ValueError, TypeError), match=msg):
         METHODS[name](X, Y, k=k)
