@@ -29,7 +29,7 @@ from .synthetic import make_long_tail
 from .data import load_task
 
 # %% auto #0
-__all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'COLUMN_LABELS', 'SEEDED_METHODS',
+__all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'METHOD_LABELS', 'COLUMN_LABELS', 'SEEDED_METHODS',
            'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K', 'GRID_ALPHA', 'MULTI_STEPS', 'BASELINE_OPTIONS', 'MAX_N',
            'task_dataset', 'dataset_key', 'task_backbone', 'subsample', 'load_tasks', 'tasks_note', 'results_root',
            'array_checksum', 'task_checksum', 'config_key', 'ResultStore', 'predict_method', 'run_jobs',
@@ -162,9 +162,9 @@ _BASELINES = ('zs', 'pm', 'otter', 'fpm', 'sinkhorn')
 _GEOTTER_FAMILY = ('geotter-nolr', 'geotter', 'multi-geotter')
 PEER_METHODS = tuple(m for m in METHODS if m not in _BASELINES + _GEOTTER_FAMILY)  # label-ratio-free transductive baselines
 TABLE1_METHODS = tuple(m for m in _BASELINES if m in METHODS) + PEER_METHODS + _GEOTTER_FAMILY
-_LABELS = {'zs': 'ZS', 'pm': 'PM', 'otter': 'OTTER', 'fpm': 'FPM', 'sinkhorn': 'Sinkhorn', 'transclip-zs': 'TransCLIP-ZS',
+METHOD_LABELS = {'zs': 'ZS', 'pm': 'PM', 'otter': 'OTTER', 'fpm': 'FPM', 'sinkhorn': 'Sinkhorn', 'transclip-zs': 'TransCLIP-ZS',
            'zlap': 'ZLaP', 'geotter-nolr': 'GeoTTER w/o LR', 'geotter': 'GeoTTER w/ LR', 'multi-geotter': 'Multi-GeoTTER'}
-COLUMN_LABELS = {m: _LABELS.get(m, m) for m in TABLE1_METHODS}
+COLUMN_LABELS = {m: METHOD_LABELS.get(m, m) for m in TABLE1_METHODS}
 SEEDED_METHODS = ('geotter', 'multi-geotter', 'geotter-nolr')
 
 # %% ../nbs/17_experiments.ipynb #6f942c08
