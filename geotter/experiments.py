@@ -41,22 +41,26 @@ __all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'ME
 DEFAULT_TASKS = ('wordnet-sample', 'wordnet-nouns', 'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2',
                  'cifar10-biomedclip', 'synthetic')
 
+# %% ../nbs/17_experiments.ipynb #29cd440f
 def task_dataset(task:Task)->str:
     "The dataset a task is drawn from (display name): synthetic, WordNet, else `meta['dataset']`, else the task name."
     if task.name.startswith('synthetic'): return 'synthetic long-tail'
     if 'wordnet' in task.name.lower() or 'wordnet' in str(task.meta.get('dataset', '')).lower(): return 'WordNet nouns'
     return str(task.meta.get('dataset') or task.name)
 
+# %% ../nbs/17_experiments.ipynb #8aac605f
 def dataset_key(task:Task)->str:
     "Canonical key of a task's dataset (lower-case alphanumerics, no split suffix): 'CIFAR-10 test' and 'cifar10' agree."
     return re.sub(r'(test|train|val)$', '', re.sub(r'[^a-z0-9]', '', task_dataset(task).lower()))
 
+# %% ../nbs/17_experiments.ipynb #a2e302b7
 def task_backbone(task:Task)->str:
     "The model that produced a task's embeddings or logits (`meta['backbone']`, its 'name' if a record, or `meta['model']`)."
     if task.name.startswith('synthetic'): return 'synthetic'
     bb = task.meta.get('backbone') or task.meta.get('model') or 'unknown'
     return str(bb.get('name', bb) if isinstance(bb, dict) else bb)
 
+# %% ../nbs/17_experiments.ipynb #ecff1c11
 def subsample(task:Task,                # the task to subsample
               n:int,                    # rows to keep (all if n >= the task's size)
               seed=0,                   # int or numpy Generator
@@ -76,6 +80,7 @@ def _load_named(name:str, fast:bool, synthetic_seeds)->list:
     kw = dict(n_per_head=30, dim=64) if fast else {}
     return [replace(make_long_tail(seed=s, **kw), name=f'synthetic-s{s}') for s in synthetic_seeds]
 
+# %% ../nbs/17_experiments.ipynb #43b7b308
 def load_tasks(names=DEFAULT_TASKS,     # task names (see `geotter.data.load_task`) or Task objects
                fast:bool=False,         # small versions: n <= fast_n rows, a small synthetic task
                synthetic_seeds=(0, 1, 2), # one synthetic task per seed, named 'synthetic-s{seed}'
@@ -105,6 +110,7 @@ def tasks_note(loaded:list,             # the Task objects that ran
 # %% ../nbs/17_experiments.ipynb #fe8e912d
 RESULTS_ENV = 'GEOTTER_RESULTS'
 
+# %% ../nbs/17_experiments.ipynb #c72066d3
 def results_root(path=None,             # a folder; None: `$GEOTTER_RESULTS`, else ./geotter_results
                 )->Path:                # the folder (created by the experiment that writes to it)
     "The one folder of experiment results and caches."
@@ -121,10 +127,12 @@ def array_checksum(*arrays)->str:
         h.update(f'{a.dtype.str}{a.shape}'.encode()); h.update(a.tobytes())
     return h.hexdigest()
 
+# %% ../nbs/17_experiments.ipynb #2e468443
 def task_checksum(task:Task)->str:
     "Checksum of a task's labels, embeddings, class embeddings and logits."
     return array_checksum(task.labels, task.X, task.Y, task.logits)
 
+# %% ../nbs/17_experiments.ipynb #a650ae2a
 def config_key(**parts)->str:
     "A 16-hex-digit key: SHA-256 of the canonical JSON of `parts` and the package version (sorted keys, floats as repr)."
     canon = json.dumps(dict(parts, package_version=__version__), sort_keys=True, default=lambda o: o.tolist() if hasattr(o, 'tolist') else str(o))
@@ -192,6 +200,7 @@ def _bench_job(task, method, seed, options, key):
                 accuracy=100 * accuracy(task.labels, pred), balanced_accuracy=100 * balanced_accuracy(task.labels, pred),
                 seconds=time.perf_counter() - t0, warning=w[:200])
 
+# %% ../nbs/17_experiments.ipynb #f53fa2db
 def run_jobs(jobs:list,                 # joblib `delayed(f)(...)` calls
              n_jobs:int=1,              # workers (1 with backend None: in this process, no joblib)
              backend:str|None=None,     # joblib backend ('loky', 'threading', 'dask', ...)
@@ -253,12 +262,14 @@ def table1(results:pd.DataFrame,        # rows of `run_benchmark` (or of `lodo_r
     wide.index.name = 'task'
     return wide
 
+# %% ../nbs/17_experiments.ipynb #e38c642e
 def _cells(tab, digits, bold):
     "Entries as strings, the row maxima marked by `bold` (a format string such as '**{}**')."
     best = tab.max(axis=1)
     return tab.apply(lambda col: [('' if pd.isna(v) else bold.format(f'{v:.{digits}f}') if np.isclose(v, best[i])
                                    else f'{v:.{digits}f}') for i, v in col.items()])
 
+# %% ../nbs/17_experiments.ipynb #af90b624
 def format_table(tab:pd.DataFrame,      # numeric table, e.g. from `table1`
                  fmt:str='markdown',    # 'markdown' or 'latex'
                  digits:int=2,
@@ -278,6 +289,7 @@ def format_table(tab:pd.DataFrame,      # numeric table, e.g. from `table1`
 # %% ../nbs/17_experiments.ipynb #1d36c2d9
 BACKBONE_COLUMNS = {'zs': 'ZS', 'otter': 'OTTER (EMD)', 'sinkhorn': 'SK', 'geotter': 'GeoTTER'}
 
+# %% ../nbs/17_experiments.ipynb #fe81dd19
 def backbone_tables(results:pd.DataFrame, # benchmark/LODO rows with 'dataset' and 'backbone' columns
                     metric:str='accuracy',
                     columns:dict=BACKBONE_COLUMNS, # method -> column label (App. C.1: ZS, OTTER, SK, GeoTTER)
@@ -292,6 +304,7 @@ def backbone_tables(results:pd.DataFrame, # benchmark/LODO rows with 'dataset' a
         out[bb] = wide[cols].rename(columns=columns)
     return out
 
+# %% ../nbs/17_experiments.ipynb #9f6a03dc
 def gains(tab:pd.DataFrame,             # a Table 1 (tasks × columns)
           ours:str='GeoTTER w/ LR',     # column compared
           against=('ZS', 'OTTER'),      # reference columns
@@ -398,6 +411,7 @@ def _grid_job(task, beta, seed, ks, alphas, max_steps, kwargs, key, nbrs):
 def _in_grid(scores, betas, ks, alphas, steps):
     return scores[scores.beta.isin(betas) & scores.k.isin(ks) & scores.alpha.isin(alphas) & scores.steps.isin(steps)]
 
+# %% ../nbs/17_experiments.ipynb #1cc2fdbc
 def lodo_select(scores:pd.DataFrame,    # `grid_scores` output (with a 'group' column)
                 held_out:str,           # name of the held-out task
                 steps=(1,),             # smoothing steps allowed (1: GeoTTER, MULTI_STEPS: Multi-GeoTTER)
@@ -432,6 +446,7 @@ def lodo(scores:pd.DataFrame,           # `grid_scores` output
                              balanced_accuracy=hit.balanced_accuracy.mean(), n_seeds=len(hit)))
     return pd.DataFrame(rows)
 
+# %% ../nbs/17_experiments.ipynb #1ee432fa
 def lodo_results(lodo_table:pd.DataFrame, # `lodo` output
                  scores:pd.DataFrame,   # the `grid_scores` it was selected from
                  tasks:list,            # the Task objects (for dataset and backbone)
@@ -457,6 +472,7 @@ def _pick(scores, task, beta, k, alpha, steps, metric='accuracy'):
                                    f"run grid_scores with that beta")
     return hit[metric].mean()
 
+# %% ../nbs/17_experiments.ipynb #fdce6620
 def cfgs_ablation(scores:pd.DataFrame,  # `grid_scores` output, including beta=cf_beta if some beta* is 0
                   lodo_table:pd.DataFrame, # `lodo` output (GeoTTER rows give beta*, k*, alpha*)
                   cf_beta:float=0.4,    # beta used for +CF when the selected beta is 0 (App. C.2.1)
@@ -496,6 +512,7 @@ def plot_sweeps(scores:pd.DataFrame,    # `grid_scores` output
     if path is not None: fig.savefig(path, dpi=110, bbox_inches='tight')
     return fig
 
+# %% ../nbs/17_experiments.ipynb #bd6afe06
 def plot_iterations(scores:pd.DataFrame, # `grid_scores` output with steps 1..5
                     lodo_table:pd.DataFrame, # `lodo` output (beta*, alpha* per task)
                     path=None,
@@ -529,6 +546,7 @@ def _setup(tasks, out, fast, seeds, **load_kw):
     (out / 'tasks.txt').write_text(note + '\n')
     return loaded, out, ((0,) if fast else tuple(seeds)), note
 
+# %% ../nbs/17_experiments.ipynb #8e9b58d1
 def run_lodo(tasks=DEFAULT_TASKS,       # task names or Task objects
              out=None,                  # output folder, also the cache (None: `results_root()`)
              fast:bool=False,           # small subsamples, one seed
@@ -549,6 +567,7 @@ def run_lodo(tasks=DEFAULT_TASKS,       # task names or Task objects
 BASELINE_OPTIONS = {'sinkhorn': dict(reg=DEFAULT_REG)}   # the transport module's one default, recorded in each key
 MAX_N = {'fpm': 20_000}
 
+# %% ../nbs/17_experiments.ipynb #f94288ab
 def run_table1(tasks=DEFAULT_TASKS,     # task names or Task objects
                out=None,                # output folder, also the cache (None: `results_root()`)
                fast:bool=False,         # small subsamples, one seed
@@ -578,6 +597,7 @@ def _lodo_options(lt, task):
     r = lt[(lt.task == task) & (lt.method == 'geotter')].iloc[0]
     return dict(beta=float(r.sel_beta), k=int(r.sel_k), alpha=float(r.sel_alpha))
 
+# %% ../nbs/17_experiments.ipynb #a028b7ea
 def _write_tables(res, lt, out, note):
     tab, bal = table1(res), table1(res, 'balanced_accuracy')
     bbs, bbs_bal = backbone_tables(res), backbone_tables(res, 'balanced_accuracy')
@@ -621,6 +641,7 @@ def _shots(labels, s, rng):
     return np.concatenate([rng.choice(np.flatnonzero(labels == c), min(s, max((labels == c).sum() - 1, 0)), replace=False)
                            for c in np.unique(labels)]).astype(np.int64)
 
+# %% ../nbs/17_experiments.ipynb #55c31318
 def prior_estimates(task:Task,          # the task (labels used to draw the labelled shots and to score)
                     shots=(1, 5, 20),   # labelled examples per class for BBSE
                     seed=0,             # draw of the labelled examples
@@ -663,6 +684,7 @@ def _lf_job(task, seed, shots, kwargs, key):
     return [dict(key=key, kind='accuracy', **r) for r in label_free_eval(task, seed, **kwargs)] + \
            [dict(key=key, kind='prior', **r) for r in prior_estimates(task, shots, seed)]
 
+# %% ../nbs/17_experiments.ipynb #c62697eb
 def run_label_free(tasks=('wordnet-sample', 'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2', 'cifar10-biomedclip',
                           'synthetic'),  # task names or Task objects
                    out=None,            # output folder, also the cache (None: `results_root()`)

@@ -98,6 +98,7 @@ def _bias_objective(L, s, b):
     f = torch.logsumexp(Z, 1).mean() - (s * b).sum()
     return f, Q.mean(0) - s, torch.diag(Q.mean(0)) - Q.T @ Q / L.shape[0]
 
+# %% ../nbs/11_label_free.ipynb #052224d9
 def _step_length(L, s, b, f, g, step)->float:
     "Armijo step length along `step`; within float64 rounding of f, a smaller gradient decides."
     slope, g0, t = float((g * step).sum()), g.abs().max().item(), 1.0
@@ -149,6 +150,7 @@ class LabelFreeModel:
     prior_estimate:np.ndarray|None=None # (m,) EM estimate on A, if computed
     config:dict=field(default_factory=dict)
 
+# %% ../nbs/11_label_free.ipynb #982f753d
 def fit_label_free(X, Y,                # split A: (N, d) embeddings and (m, d) class embeddings, or None, None
                    logits,              # (N, m) the model's zero-shot logits on split A
                    target='em',         # 'em' (EM estimate on A), 'uniform', or an (m,) prior
@@ -173,6 +175,7 @@ def split_halves(n:int, n_folds:int=2, seed=0)->list:
     check_scalar(n_folds, 'n_folds', numbers.Integral, low=2, high=n)
     return np.array_split(check_random_state(seed).permutation(n), n_folds)
 
+# %% ../nbs/11_label_free.ipynb #26ec29e7
 def label_free_predict(task:Task,       # embeddings and/or logits; labels and prior are never read
                        seed=0,          # fold split and k-means seed
                        target='em',     # teacher target: 'em' or 'uniform'

@@ -30,6 +30,7 @@ LNOISE_LEVELS = tuple(float(v) for v in np.round(np.arange(0, 0.301, 0.03), 2))
 GNOISE_VECTOR_LEVELS = tuple(float(v) for v in np.round(np.arange(0, 1.501, 0.1), 2))
 NOISE_KINDS = ('gnoise', 'gnoise-vector', 'lnoise')
 
+# %% ../nbs/18_robustness.ipynb #f17d12de
 def perturb(task:Task,                  # a task with embeddings X
             kind:str,                   # 'gnoise' (per coordinate), 'gnoise-vector' (sigma = offset norm) or 'lnoise'
             level:float,                # sigma (gNoise) or eta (lNoise)
@@ -50,6 +51,7 @@ def _scores(task, pred, **info):
     return dict(task=task.name, **info, accuracy=100 * accuracy(task.labels, pred),
                 balanced_accuracy=100 * balanced_accuracy(task.labels, pred))
 
+# %% ../nbs/18_robustness.ipynb #9cc3b7a4
 def noise_unit(task:Task,               # clean task with embeddings
                kind:str, level:float, seed:int=0,
                strengths=NOISE_STRENGTHS, # s: GeoTTER with beta = s, alpha = 1 - s
@@ -90,6 +92,7 @@ def noise_sweep(tasks:list,             # tasks with embeddings
     f = store.frame()
     return f[f.key.isin(keys)].reset_index(drop=True)
 
+# %% ../nbs/18_robustness.ipynb #1de0a8c7
 def _noise_job(task, kind, level, seed, strengths, key):
     return [dict(key=key, **r) for r in noise_unit(task, kind, level, seed, strengths)]
 
@@ -97,6 +100,7 @@ def _noise_job(task, kind, level, seed, strengths, key):
 _STYLE = {'zs': ('zero-shot', ':', 'gray'), 'otter': ('OTTER', '--', 'tab:blue'), 'geotter': ('GeoTTER', '-', 'tab:orange')}
 _PEER_COLORS = ('tab:green', 'tab:purple', 'tab:brown', 'tab:pink')
 
+# %% ../nbs/18_robustness.ipynb #687d1a87
 def _curves(dk, s):
     "(label, rows, line style, colour) of every method in one panel: the baselines, the peers, GeoTTER at strength s."
     peers = [m for m in dict.fromkeys(dk.method) if m not in _STYLE]
@@ -104,6 +108,7 @@ def _curves(dk, s):
     return [(*style[m][:1], dk[(dk.method == m) & (np.isclose(dk.strength, s) if m == 'geotter' else True)], *style[m][1:])
             for m in ['zs', 'otter', *peers, 'geotter'] if m in set(dk.method)]
 
+# %% ../nbs/18_robustness.ipynb #4cc9f4b1
 def plot_noise(df:pd.DataFrame,         # `noise_sweep` rows (one or both kinds)
                task:str,                # task to plot
                metric:str='balanced_accuracy',
@@ -137,6 +142,7 @@ def mix_with_uniform(prior,             # (m,) true prior
     p = np.asarray(check_prior(prior, len(prior)))
     return (1 - lam) * p + lam / len(p)
 
+# %% ../nbs/18_robustness.ipynb #8b5541d5
 def dirichlet_prior(prior,              # (m,) true prior
                     concentration:float,# c > 0: Dir(c * prior); smaller = further from prior
                     seed=0,
@@ -152,11 +158,13 @@ def dirichlet_prior(prior,              # (m,) true prior
 MIX_LAMBDAS = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
 CONCENTRATIONS = (1000.0, 300.0, 100.0, 30.0, 10.0)
 
+# %% ../nbs/18_robustness.ipynb #b1bf399a
 def _prior_job(task, kind, param, seed, prior, key, geotter_kw):
     info = dict(kind=kind, param=float(param), seed=int(seed), tv=total_variation(prior, task.prior), key=key)
     return [_scores(task, run_method('otter', task, prior), method='otter', **info),
             _scores(task, run_method('geotter', task, prior, seed=seed, **geotter_kw), method='geotter', **info)]
 
+# %% ../nbs/18_robustness.ipynb #360410d2
 def prior_sensitivity(tasks:list,       # Task objects
                       lambdas=MIX_LAMBDAS, # mixing weights with the uniform prior
                       concentrations=CONCENTRATIONS, # Dirichlet concentrations
@@ -232,6 +240,7 @@ def run_noise(tasks=('wordnet-sample', 'synthetic'), # task names or Task object
     figs = {t.name: plot_noise(df, t.name, path=out / f'noise_{t.name}.png') for t in loaded}
     return dict(scores=df, gap=gap, gap_accuracy=gap_acc, figures=figs, tasks=tasks_note(loaded, skipped))
 
+# %% ../nbs/18_robustness.ipynb #8ce7acdb
 def noise_gap(df:pd.DataFrame, metric:str='balanced_accuracy')->pd.DataFrame:
     "GeoTTER − OTTER (points, mean over seeds) per task, noise kind, level and strength."
     m = df.groupby(['task', 'kind', 'level', 'method', 'strength'], dropna=False)[metric].mean().reset_index()
