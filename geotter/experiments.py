@@ -16,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 import torch
 
 from . import __version__
 from .core import *
 from .transport import DEFAULT_REG
-from .method import geotter, run_method, PAPER_DEFAULTS, METHODS, geotter_inputs
-from .graph import knn_indices, knn_graph, graph_smooth
-from .labelfree import label_free_predict, em_prior, bbse_prior, total_variation
+from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare_task, split_options
+from .graph import knn_graph, graph_smooth
+from .priors import em_prior, bbse_prior, total_variation
+from .labelfree import label_free_predict
 from .synthetic import make_long_tail
 from .data import load_task
 
@@ -33,9 +33,10 @@ __all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'ME
            'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K', 'GRID_ALPHA', 'MULTI_STEPS', 'BASELINE_OPTIONS', 'MAX_N',
            'task_dataset', 'dataset_key', 'task_backbone', 'subsample', 'load_tasks', 'tasks_note', 'results_root',
            'array_checksum', 'task_checksum', 'config_key', 'ResultStore', 'predict_method', 'run_jobs',
-           'run_benchmark', 'table1', 'format_table', 'backbone_tables', 'gains', 'config_grid', 'grid_unit',
-           'grid_scores', 'lodo_select', 'lodo', 'lodo_results', 'cfgs_ablation', 'plot_sweeps', 'plot_iterations',
-           'run_lodo', 'run_table1', 'run_ablations', 'prior_estimates', 'label_free_eval', 'run_label_free']
+           'run_benchmark', 'table1', 'format_table', 'backbone_tables', 'gains', 'config_grid', 'grid_prepare',
+           'grid_unit', 'grid_scores', 'lodo_select', 'lodo', 'lodo_results', 'cfgs_ablation', 'plot_sweeps',
+           'plot_iterations', 'run_lodo', 'run_table1', 'run_ablations', 'prior_estimates', 'label_free_eval',
+           'run_label_free']
 
 # %% ../nbs/17_experiments.ipynb #e6c30909
 DEFAULT_TASKS = ('wordnet-sample', 'wordnet-nouns', 'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2',
@@ -325,10 +326,18 @@ def config_grid(betas=GRID_BETA, ks=GRID_K, alphas=GRID_ALPHA)->pd.DataFrame:
     "The Cartesian grid of (beta, k, alpha) configurations (48 by default)."
     return pd.DataFrame([dict(beta=b, k=k, alpha=a) for b in betas for k in ks for a in alphas])
 
-def _adjacency(idx:torch.Tensor, n:int)->sp.csr_array:
-    "The 0/1 k-NN adjacency of neighbour lists `idx` (n, k), as `knn_graph` builds it."
-    k = idx.shape[1]
-    return sp.csr_array((np.ones(n * k), (np.repeat(np.arange(n), k), idx.reshape(-1).cpu().numpy())), shape=(n, n))
+# %% ../nbs/17_experiments.ipynb #631c22b7
+def grid_prepare(task:Task,             # the batch
+                 seed:int=0,            # k-means seed
+                 ks=GRID_K,             # neighbourhood sizes the geometry must serve
+                 temperature:float=PAPER_DEFAULTS['temperature'],
+                 include_self:bool=PAPER_DEFAULTS['include_self'],
+                 **geometry,            # further `prepare` options (n_clusters, n_init, knn_method)
+                )->Prepared:            # neighbour lists for max(ks) already searched
+    "The task's prepared geometry for one seed: k-means partition and the k-NN lists for the largest k of the grid."
+    prep = prepare_task(task, temperature, k=max(ks), seed=seed, include_self=include_self, **geometry)
+    prep.neighbours(max(ks))
+    return prep
 
 def _grid_row(task, beta, k, alpha, steps, seed, pred):
     return dict(task=task.name, beta=float(beta), k=int(k), alpha=float(alpha), steps=int(steps), seed=int(seed),
@@ -343,26 +352,21 @@ def grid_unit(task:Task,                # the batch (labels are used only to sco
               max_steps:int=max(MULTI_STEPS), # smoothing steps L = 1..max_steps
               temperature:float=PAPER_DEFAULTS['temperature'],
               include_self:bool=PAPER_DEFAULTS['include_self'],
-              neighbors=None,           # (n, >= max(ks)) precomputed `knn_indices` of the features (None: compute)
-              **kwargs,                 # further `geotter` options (prior_weight, n_init, ...)
+              prepared:Prepared|None=None, # `grid_prepare(task, seed, ...)` to reuse (None: prepare here)
+              **kwargs,                 # further GeoTTER options (prior_weight, n_init, ...)
              )->list:                   # score rows (task, beta, k, alpha, steps, seed, accuracy, balanced_accuracy)
     "Scores of GeoTTER (true label ratio) for one beta and seed and every k, alpha and L, from one OT solve."
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
-    if neighbors is None: neighbors = knn_indices(X, max(ks), include_self)
-    idx = as_tensor(neighbors, dtype=torch.int64)
-    if idx.shape[0] != len(task.labels) or idx.shape[1] < max(ks):
-        raise ValueError(f"neighbors has shape {tuple(idx.shape)}; expected ({len(task.labels)}, >= {max(ks)})")
-    res = geotter(X, Y, task.prior, temperature=temperature, beta=beta, alpha=1.0, seed=seed, logits=L,
-                  include_self=include_self, **kwargs)
-    P = as_tensor(res.ot_plan)
+    geometry, transport = split_options(kwargs)
+    prep = grid_prepare(task, seed, ks, temperature, include_self, **geometry) if prepared is None else prepared
+    if prep.n != len(task.labels) or prep.config['seed'] != seed:
+        raise ValueError(f"prepared has n={prep.n}, seed={prep.config['seed']}; expected n={len(task.labels)}, seed={seed}")
+    P = as_tensor(prep.adapt(task.prior, alpha=1.0, beta=beta, **transport).ot_plan)
     rows = [_grid_row(task, beta, 0, 1.0, 0, seed, P.argmax(1).numpy())]
-    for k in ks:
-        A = _adjacency(idx[:, :k], len(P))
-        for a in alphas:
-            T = P
-            for s in range(1, max_steps + 1):
-                T = graph_smooth(T, A, a)
-                rows.append(_grid_row(task, beta, k, a, s, seed, T.argmax(1).numpy()))
+    for k, a in ((k, a) for k in ks for a in alphas):
+        T, A = P, prep.graph(k)
+        for s in range(1, max_steps + 1):
+            T = graph_smooth(T, A, a)
+            rows.append(_grid_row(task, beta, k, a, s, seed, T.argmax(1).numpy()))
     return rows
 
 # %% ../nbs/17_experiments.ipynb #4c09bac6
@@ -382,30 +386,30 @@ def grid_scores(tasks:list,             # Task objects
     store = ResultStore(None if out is None else Path(out) / 'grid.csv')
     done, keys, jobs = store.keys(), [], []
     for task in tasks:
-        tsum, todo = task_checksum(task), []
-        for b in betas:
-            for s in (seeds[:1] if b == 0 else seeds):             # beta = 0: no k-means, the seed is irrelevant
-                key = config_key(kind='grid', task=task.name, checksum=tsum, beta=float(b), seed=int(s), ks=list(ks),
-                                 alphas=[float(a) for a in alphas], max_steps=max_steps, options=kwargs)
-                keys.append(key)
-                if key not in done: todo.append((b, s, key))
-        if todo: nbrs = _neighbors(task, max(ks), kwargs)
-        jobs += [delayed(_grid_job)(task, b, s, ks, alphas, max_steps, kwargs, key, nbrs) for b, s, key in todo]
+        tsum = task_checksum(task)
+        for s in seeds:
+            units = [(b, config_key(kind='grid', task=task.name, checksum=tsum, beta=float(b), seed=int(s), ks=list(ks),
+                                    alphas=[float(a) for a in alphas], max_steps=max_steps, options=kwargs))
+                     for b in betas if b != 0 or s == seeds[0]]     # beta = 0: no k-means, the seed is irrelevant
+            keys += [key for _, key in units]
+            todo = [(b, key) for b, key in units if key not in done]
+            if todo: jobs.append(delayed(_grid_job)(task, s, todo, ks, alphas, max_steps, kwargs))
     for rows in run_jobs(jobs, n_jobs, backend, progress, 'LODO grid'): store.append(rows)
-    f = store.frame()
-    f = f[f.key.isin(keys)].drop_duplicates(['key', 'k', 'alpha', 'steps'])
+    return _grid_frame(store.frame(), keys, seeds, tasks, groups)
+
+# %% ../nbs/17_experiments.ipynb #1b2b69f3
+def _grid_job(task, seed, todo, ks, alphas, max_steps, kwargs):
+    "Rows of every (beta, key) in `todo` for one task and seed, on one prepared geometry."
+    geometry, _ = split_options(kwargs)
+    prep = grid_prepare(task, seed, ks, **geometry)
+    return [dict(key=key, **r) for b, key in todo for r in grid_unit(task, b, seed, ks, alphas, max_steps, prepared=prep, **kwargs)]
+
+def _grid_frame(f, keys, seeds, tasks, groups):
+    f = f[f.key.isin(keys)].drop_duplicates(['key', 'k', 'alpha', 'steps']) if len(f) else f
     zero = f[f.beta == 0]
     f = pd.concat([f] + [zero.assign(seed=int(s)) for s in seeds[1:]], ignore_index=True)
     g = {t.name: dataset_key(t) for t in tasks} | (groups or {})
     return f.assign(group=f.task.map(g))
-
-def _neighbors(task, k, kwargs):
-    "The task's k-NN lists on GeoTTER's features, computed once for all its units."
-    X, _, _ = geotter_inputs(task.X, task.Y, task.logits, kwargs.get('temperature', PAPER_DEFAULTS['temperature']))
-    return np.asarray(knn_indices(X, k, kwargs.get('include_self', PAPER_DEFAULTS['include_self'])))
-
-def _grid_job(task, beta, seed, ks, alphas, max_steps, kwargs, key, nbrs):
-    return [dict(key=key, **r) for r in grid_unit(task, beta, seed, ks, alphas, max_steps, neighbors=nbrs, **kwargs)]
 
 # %% ../nbs/17_experiments.ipynb #0a6969a0
 def _in_grid(scores, betas, ks, alphas, steps):

@@ -13,7 +13,7 @@ import pandas as pd
 from .core import *
 from .method import PAPER_DEFAULTS, run_method
 from .synthetic import gnoise, lnoise
-from .labelfree import total_variation, em_prior
+from .priors import total_variation, em_prior
 from .experiments import (ResultStore, config_key, task_checksum, load_tasks, tasks_note, run_jobs, results_root,
                                  PEER_METHODS, METHOD_LABELS)
 
