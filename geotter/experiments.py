@@ -22,7 +22,7 @@ from . import __version__
 from .core import *
 from .transport import DEFAULT_REG
 from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare_task, split_options
-from .graph import knn_graph, graph_smooth
+from .graph import knn_graph, graph_smooth, row_normalize
 from .priors import em_prior, bbse_prior, total_variation
 from .labelfree import label_free_predict
 from .synthetic import make_long_tail
@@ -362,11 +362,13 @@ def grid_unit(task:Task,                # the batch (labels are used only to sco
         raise ValueError(f"prepared has n={prep.n}, seed={prep.config['seed']}; expected n={len(task.labels)}, seed={seed}")
     P = as_tensor(prep.adapt(task.prior, alpha=1.0, beta=beta, **transport).ot_plan)
     rows = [_grid_row(task, beta, 0, 1.0, 0, seed, P.argmax(1).numpy())]
-    for k, a in ((k, a) for k in ks for a in alphas):
-        T, A = P, prep.graph(k)
-        for s in range(1, max_steps + 1):
-            T = graph_smooth(T, A, a)
-            rows.append(_grid_row(task, beta, k, a, s, seed, T.argmax(1).numpy()))
+    for k in ks:
+        A_hat = row_normalize(prep.graph(k).to(P.dtype))                  # D^-1 A once per k, not once per step
+        for a in alphas:
+            T = P
+            for s in range(1, max_steps + 1):
+                T = a * T + (1 - a) * (A_hat @ T)                              # one step of `graph_smooth` (Eq. 2)
+                rows.append(_grid_row(task, beta, k, a, s, seed, T.argmax(1).numpy()))
     return rows
 
 # %% ../nbs/17_experiments.ipynb #4c09bac6
