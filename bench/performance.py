@@ -1,10 +1,12 @@
-"""ImageNet-scale performance of geotter's k-NN search, k-means and full pipeline against the standard tools (issue 7).
+"""ImageNet-scale performance of geotter's k-NN search, k-means and full pipeline against the standard tools, and the million-sample chunked path.
 
 Three measurements, each writing one CSV under bench/results/ (read by bench/performance.ipynb):
 
     python bench/performance.py knn       # exact/approximate k-NN: time, peak memory, recall vs scikit-learn
     python bench/performance.py kmeans    # k-means seeding/rounds/restarts: GeoTTER accuracy on the real tasks
     python bench/performance.py end2end   # geotter(...) vs the public reference pipeline at 50k x 1000 x 512
+    python bench/performance.py million   # geotter_chunked at 1,000,000 x 1000 x 512: time and peak memory per step
+    python bench/performance.py dask      # geotter_chunked on a 2-worker dask.distributed LocalCluster, 200k rows
 
 Every comparison is made in one run on the same inputs; report ratios, not absolute seconds (the machine is
 shared). `--device cuda` runs geotter's side on a GPU when one is present. This is a benchmark, not a test.
@@ -191,9 +193,68 @@ def bench_end2end(n:int=50_000, m:int=1000, d:int=512, device:str='cpu', referen
     return _save(df, 'perf_end2end.csv')
 
 
+# ------------------------------------------------------------------------------------------ million samples
+def make_batch_rows(n:int, m:int, d:int=512, seed:int=0, noise:float=0.5, chunk:int=100_000):
+    """`make_batch`'s classes and long-tailed labels, samples 0.25 y_label + noise * N(0, I/d) (make_batch: noise=1;
+    0.5 gives tighter class clusters, so that neighbours share classes), generated block by block into float32."""
+    Y, _, _, _ = make_batch(m, m, d, seed)                    # the class embeddings of make_batch
+    w = 1 / np.arange(1, m + 1) ** 0.5
+    X, labels = np.empty((n, d), np.float32), np.empty(n, np.int64)
+    for s in range(0, n, chunk):
+        rng = np.random.default_rng([seed, s])
+        lab = rng.choice(m, min(chunk, n - s), p=w / w.sum())
+        B = 0.25 * Y[lab].astype(np.float64) + noise * rng.normal(size=(len(lab), d)) / np.sqrt(d)
+        X[s:s + len(lab)] = B / np.linalg.norm(B, axis=1, keepdims=True); labels[s:s + len(lab)] = lab
+    return X, Y, labels, np.bincount(labels, minlength=m) / n
+
+def _max_rss_mb()->float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def million_geometry(X, m:int, k:int=7, sample:int=50_000, nprobe:int=2, seed:int=0):
+    "Approximate geometry for the chunked path: k-means on a sample of rows (faiss, random init), IVF k-NN on all rows."
+    rng = np.random.default_rng(seed)
+    steps = {}
+    sub = np.sort(rng.choice(len(X), min(sample, len(X)), replace=False))
+    steps['kmeans'] = timed(lambda: kmeans(X[sub], m, seed=seed, max_iter=20, init='random', method='faiss')[0], 'cpu')
+    steps['knn'] = timed(lambda: knn_indices(X, k, method='ivf', nprobe=nprobe), 'cpu')
+    return steps
+
+def knn_recall_sample(X, nbrs, k:int, n_query:int=200, seed:int=0)->float:
+    "Recall of the k-NN lists of `n_query` random rows against exact search over all rows."
+    q = np.random.default_rng(seed).choice(len(X), n_query, replace=False)
+    S = torch.as_tensor(X[q]) @ torch.as_tensor(X).T
+    S[torch.arange(n_query), torch.as_tensor(q)] = -np.inf
+    return recall(np.asarray(nbrs)[q], S.topk(k, dim=1).indices.numpy())
+
+def bench_million(n:int=1_000_000, m:int=1000, d:int=512, k:int=7, chunk_rows:int=32_768, nprobe:int=2,
+                  name:str='perf_million.csv')->pd.DataFrame:
+    "GeoTTER at n rows with the chunked path: time and peak memory (above entry, and the process maximum) per step."
+    from geotter.chunked import geotter_chunked
+    X, Y, labels, prior = make_batch_rows(n, m, d)
+    print(f'batch {X.shape} ready, RSS max {_max_rss_mb():.0f} MB', flush=True)
+    steps = million_geometry(X, m, k, nprobe=nprobe)
+    cent, nbrs = steps['kmeans'][3], steps['knn'][3]
+    steps['transport+smoothing'] = timed(lambda: geotter_chunked(X, Y, prior, neighbors=nbrs, centroids=cent,
+                                                                  chunk_rows=chunk_rows), 'cpu')
+    res = steps['transport+smoothing'][3]
+    rows = [dict(n=n, m=m, d=d, step=s, seconds=v[0], cpu_seconds=v[1], peak_mb_above_entry=v[2]) for s, v in steps.items()]
+    rows.append(dict(n=n, m=m, d=d, step='total', seconds=sum(v[0] for v in steps.values()),
+                     cpu_seconds=sum(v[1] for v in steps.values()), peak_mb_above_entry=max(v[2] for v in steps.values())))
+    df = pd.DataFrame(rows)
+    df['process_max_rss_mb'] = _max_rss_mb()
+    df['accuracy'] = accuracy(labels, res.labels); df['ot_accuracy'] = accuracy(labels, res.ot.labels)
+    df['ot_gap'] = res.ot.gap; df['ot_objective'] = res.ot.objective
+    df['knn_recall'] = knn_recall_sample(X, nbrs, k)
+    for key, v in res.timings.items(): df[f'ot_{key}' if not key.endswith('_s') else key] = v
+    print(df.to_string(), flush=True)
+    return _save(df, name)
+
+
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    p.add_argument('what', choices=['knn', 'kmeans', 'kmeans-large', 'end2end'])
+    p.add_argument('what', choices=['knn', 'kmeans', 'kmeans-large', 'end2end', 'million', 'dask'])
+    p.add_argument('--n', type=int, default=None, help='million/dask: number of rows (default 1,000,000 / 200,000)')
     p.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
     p.add_argument('--no-reference', action='store_true', help='end2end: skip the (slow) reference pipeline')
     a = p.parse_args()
@@ -202,4 +263,6 @@ if __name__ == '__main__':
     if a.what == 'knn': bench_knn(device=a.device)
     elif a.what == 'kmeans': bench_kmeans()
     elif a.what == 'kmeans-large': bench_kmeans_large()
+    elif a.what == 'million': bench_million(n=a.n or 1_000_000)
+    elif a.what == 'dask': bench_dask(n=a.n or 200_000)
     else: bench_end2end(device=a.device, reference=not a.no_reference)
