@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from complexity import make_batch, timed                       # the CLIP-like synthetic batch, timing + peak RSS
+from complexity import make_batch, make_batch_rows, timed      # the CLIP-like synthetic batch, timing + peak RSS
 
 from geotter.core import accuracy, cosine_cost, nll_cost
 from geotter.cluster import kmeans, fuse_costs
@@ -194,19 +194,6 @@ def bench_end2end(n:int=50_000, m:int=1000, d:int=512, device:str='cpu', referen
 
 
 # ------------------------------------------------------------------------------------------ million samples
-def make_batch_rows(n:int, m:int, d:int=512, seed:int=0, noise:float=0.5, chunk:int=100_000):
-    """`make_batch`'s classes and long-tailed labels, samples 0.25 y_label + noise * N(0, I/d) (make_batch: noise=1;
-    0.5 gives tighter class clusters, so that neighbours share classes), generated block by block into float32."""
-    Y, _, _, _ = make_batch(m, m, d, seed)                    # the class embeddings of make_batch
-    w = 1 / np.arange(1, m + 1) ** 0.5
-    X, labels = np.empty((n, d), np.float32), np.empty(n, np.int64)
-    for s in range(0, n, chunk):
-        rng = np.random.default_rng([seed, s])
-        lab = rng.choice(m, min(chunk, n - s), p=w / w.sum())
-        B = 0.25 * Y[lab].astype(np.float64) + noise * rng.normal(size=(len(lab), d)) / np.sqrt(d)
-        X[s:s + len(lab)] = B / np.linalg.norm(B, axis=1, keepdims=True); labels[s:s + len(lab)] = lab
-    return X, Y, labels, np.bincount(labels, minlength=m) / n
-
 def _max_rss_mb()->float:
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -227,11 +214,36 @@ def knn_recall_sample(X, nbrs, k:int, n_query:int=200, seed:int=0)->float:
     S[torch.arange(n_query), torch.as_tensor(q)] = -np.inf
     return recall(np.asarray(nbrs)[q], S.topk(k, dim=1).indices.numpy())
 
+def bench_dask(n:int=200_000, m:int=1000, d:int=512, k:int=7, block_rows:int=25_000, name:str='perf_dask.csv')->pd.DataFrame:
+    """geotter_chunked on a row-chunked dask array with a 2-worker dask.distributed LocalCluster, against the same
+    call on the in-memory array, on one geometry (k-means on a sample, IVF k-NN), measured side by side."""
+    import dask.array as da
+    from distributed import Client, LocalCluster
+    from geotter.chunked import geotter_chunked
+    X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)
+    geo = million_geometry(X, m, k)
+    cent, nbrs = geo['kmeans'][3], geo['knn'][3]
+    run = lambda A: geotter_chunked(A, Y, prior, neighbors=nbrs, centroids=cent, chunk_rows=block_rows)
+    rows, out = [], {}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster):
+        Xd = da.from_array(X, chunks=(block_rows, -1))
+        for label, A in (('in memory', X), ('dask LocalCluster, 2 workers', Xd)):
+            dt, dc, mb, res = timed(lambda: run(A), 'cpu')
+            out[label] = res
+            rows.append(dict(n=n, m=m, d=d, block_rows=block_rows, run=label, seconds=dt, cpu_seconds_driver=dc, peak_mb_driver=mb,
+                             accuracy=accuracy(labels, res.labels), ot_gap=res.ot.gap,
+                             **{f't_{key}': v for key, v in res.timings.items()}))
+            print(rows[-1], flush=True)
+    df = pd.DataFrame(rows)
+    df['same_labels_as_in_memory'] = [bool(np.array_equal(r.labels, out['in memory'].labels)) for r in out.values()]
+    return _save(df, name)
+
+
 def bench_million(n:int=1_000_000, m:int=1000, d:int=512, k:int=7, chunk_rows:int=32_768, nprobe:int=2,
                   name:str='perf_million.csv')->pd.DataFrame:
     "GeoTTER at n rows with the chunked path: time and peak memory (above entry, and the process maximum) per step."
     from geotter.chunked import geotter_chunked
-    X, Y, labels, prior = make_batch_rows(n, m, d)
+    X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)   # tighter class clusters than make_batch
     print(f'batch {X.shape} ready, RSS max {_max_rss_mb():.0f} MB', flush=True)
     steps = million_geometry(X, m, k, nprobe=nprobe)
     cent, nbrs = steps['kmeans'][3], steps['knn'][3]

@@ -87,11 +87,12 @@ def candidate_classes(C:torch.Tensor, # (b, m) cost of a block of rows
                      )->tuple:        # classes (b, K) int32, costs (b, K) f64, bound (b,) f64, best (b,) f64
     "The `K` classes of smallest reduced cost $C_{ij}-w_j$ of each row, their costs, and bounds on the rest."
     m = C.shape[1]
-    R = C if w is None else C.double() - torch.as_tensor(w, dtype=torch.float64)
+    R = C if w is None else C.double() - torch.as_tensor(w, dtype=torch.float64, device=C.device)
     top = R.topk(min(K + 1, m), dim=1, largest=False)              # float32 ranks as float64 would
     cls = top.indices[:, :K]
-    bound = top.values[:, K].double() if K < m else torch.full((C.shape[0],), math.inf, dtype=torch.float64)
-    return (cls.to(torch.int32).numpy(), C.gather(1, cls).double().numpy(), bound.numpy(), top.values[:, 0].double().numpy())
+    bound = top.values[:, K].double() if K < m else torch.full((C.shape[0],), math.inf, dtype=torch.float64, device=C.device)
+    np_ = lambda t: t.cpu().numpy()
+    return np_(cls.to(torch.int32)), np_(C.gather(1, cls).double()), np_(bound), np_(top.values[:, 0].double())
 
 # %% ../nbs/05_chunked.ipynb #b0330a35
 _njit = numba.njit(cache='__file__' in globals(), nogil=True)   # cache only when imported from the module
@@ -507,12 +508,13 @@ class _FusedCost:
         self.Yn, self.table, self.centroids, self.assignment = Yn, table, centroids, assignment
         self.temperature, self.beta, self.log_prior = temperature, beta, log_prior
     def __call__(self, block, start, rows):
-        Xb = as_tensor(block, dtype=self.Yn.dtype)
+        Xb = as_tensor(block, dtype=self.Yn.dtype, device=self.Yn.device)     # the device of Y (e.g. a GPU)
         idx = np.arange(start, start + len(Xb)) if rows is None else start + rows
-        if rows is not None: Xb = Xb[torch.as_tensor(rows)]
+        if rows is not None: Xb = Xb[torch.as_tensor(rows, device=Xb.device)]
         z = None
         if self.beta != 0:
-            z = nearest_centroid(Xb, self.centroids) if self.assignment is None else torch.as_tensor(self.assignment[idx])
+            z = nearest_centroid(Xb, self.centroids) if self.assignment is None else \
+                torch.as_tensor(self.assignment[idx], device=Xb.device)
         C = fused_cost_rows(Xb, self.Yn, self.temperature, self.beta, self.table, z, self.log_prior)
         if not torch.isfinite(C.sum()): raise ValueError(f"X has NaN or infinite entries in rows {idx[0]}..{idx[-1]}")
         return C
@@ -523,9 +525,9 @@ def _dtype_of(X)->torch.dtype:
     dt = X.dtype if is_tensor(X) else np.dtype(X.dtype)
     return torch.float64 if dt in (torch.float64, np.float64) else torch.float32
 
-def _check_geometry(centroids, assignment, n:int, d:int, dtype)->tuple:
+def _check_geometry(centroids, assignment, n:int, d:int, dtype, device=None)->tuple:
     "Centroids as a (K, d) tensor; the assignment as an (n,) int64 array in [0, K) or None."
-    cent = check_matrix(centroids, 'centroids', cols=d, dtype=dtype)
+    cent = check_matrix(centroids, 'centroids', cols=d, dtype=dtype, device=device)
     if assignment is None: return cent, None
     z = np.asarray(assignment.cpu() if is_tensor(assignment) else assignment)
     if z.shape != (n,) or not np.issubdtype(z.dtype, np.integer):
@@ -535,7 +537,7 @@ def _check_geometry(centroids, assignment, n:int, d:int, dtype)->tuple:
 
 # %% ../nbs/05_chunked.ipynb #99fbe2d3
 def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chunked dask array
-                    Y,                # (m, d) class embeddings
+                    Y,                # (m, d) class embeddings (a CUDA tensor: cost blocks computed there)
                     prior,            # (m,) target class prior, or 'uniform'
                     *,
                     neighbors,        # (n, k) k-NN indices of each row (`geotter.graph.knn_indices`)
@@ -555,7 +557,7 @@ def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chun
     Yn = l2_normalize(check_matrix(Y, 'Y', cols=d, dtype=dtype), 'Y')
     nu = check_prior(prior, Yn.shape[0])
     nb = _check_neighbors(neighbors, n) if alpha < 1 and steps > 0 else None
-    cent, z = _check_geometry(centroids, assignment, n, d, dtype)
+    cent, z = _check_geometry(centroids, assignment, n, d, dtype, Yn.device)
     lp = prior_weight * torch.log(nu.to(dtype) + 1e-12) if prior_weight else None
     cost = _FusedCost(Yn, as_tensor(cosine_cost(cent, Yn)) if beta else None, cent, z, temperature, beta, lp)
     timings = dict(setup_s=time.perf_counter() - t0)
