@@ -21,10 +21,10 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from complexity import make_batch, make_batch_rows, timed      # the CLIP-like synthetic batch, timing + peak RSS
 
-from geotter.core import accuracy, cosine_cost, nll_cost
+from geotter.core import accuracy, as_tensor, cosine_cost
 from geotter.cluster import kmeans, fuse_costs
-from geotter.graph import knn_indices, knn_graph
-from geotter.method import PAPER_DEFAULTS, REFERENCE_CODE, geotter, geotter_inputs, transport_and_smooth
+from geotter.graph import knn_indices
+from geotter.method import PAPER_DEFAULTS, REFERENCE_CODE, geotter, prepare_task, transport_and_smooth
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
 
@@ -99,19 +99,16 @@ def _cluster(X, K, cfg, seed):
 def kmeans_unit(task, configs=KMEANS_CONFIGS, seeds=(0, 1, 2), temperature:float=0.1, **opts)->list:
     "GeoTTER (paper defaults, true label ratio) on `task` for every k-means configuration and seed."
     o = {**PAPER_DEFAULTS, **opts}
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
-    X = np.asarray(X, dtype=np.float64); X = X / np.linalg.norm(X, axis=1, keepdims=True)
-    Y = np.asarray(Y, dtype=np.float64); Y = Y / np.linalg.norm(Y, axis=1, keepdims=True)
-    logits = X @ Y.T / temperature if L is None else np.asarray(L, dtype=np.float64)
-    C_ot, prior = nll_cost(logits), task.prior
-    G = knn_graph(X, o['k'])                                   # the same graph for every configuration
+    prep = prepare_task(task, temperature, k=o['k'])           # normalized rows, logits and k-NN graph, once
+    X, Y = prep.X.double().numpy(), prep.Y.double()
+    C_ot, prior, G = prep.cost(task.prior, beta=0), task.prior, prep.graph()   # the same for every configuration
     rows = []
     for cfg in configs:
         for seed in seeds:
             t0 = time.perf_counter()
             cent, z, inertia = _cluster(X, Y.shape[0], cfg, seed)
             t_km = time.perf_counter() - t0
-            C = fuse_costs(C_ot, cosine_cost(cent, Y)[z], o['beta'])
+            C = fuse_costs(C_ot, as_tensor(cosine_cost(torch.as_tensor(cent, dtype=Y.dtype), Y))[torch.as_tensor(z)], o['beta'])
             T = transport_and_smooth(C, prior, G, alpha=o['alpha'])[1]
             rows.append(dict(task=task.name, n=len(X), K=Y.shape[0], seed=seed, **cfg, inertia=inertia,
                              kmeans_seconds=t_km, accuracy=accuracy(task.labels, T.argmax(1).numpy())))
