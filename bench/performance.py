@@ -79,7 +79,7 @@ def bench_knn(k:int=7, device:str='cpu')->pd.DataFrame:
 
 
 # -------------------------------------------------------------------------------------------------- k-means
-KMEANS_CONFIGS = ([dict(engine='torch', init='k-means++', max_iter=50, n_init=1, label='session-1 default')] +
+KMEANS_CONFIGS = ([dict(engine='torch', init='k-means++', max_iter=50, n_init=1, label='previous default')] +
                   [dict(engine='faiss', init=i, max_iter=r, n_init=1) for i in ('k-means++', 'random')
                    for r in (1, 3, 5, 10, 20, 50, 300)] +
                   [dict(engine='faiss', init=i, max_iter=20, n_init=10) for i in ('k-means++', 'random')] +
