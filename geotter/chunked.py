@@ -358,7 +358,7 @@ class SparsePlan:
 
 # %% ../nbs/05_chunked.ipynb #bb54c159
 def _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats):
-    "Candidate solves and certificate rounds; (plan triple with costs, potentials, row values) or None (infeasible)."
+    "Candidate solves and certificate rounds: (plan entries with costs, potentials, row values), or None (widen the lists)."
     n, m = cls.shape[0], len(nu)
     ref, refs, v = np.zeros(n, np.int64), [np.zeros(m)], None
     ctol = 1e-9 * max(1.0, float(np.abs(cst).max()))
@@ -377,7 +377,7 @@ def _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_roun
         u = u.copy(); u[bad] = np.minimum(best, u[bad])
         cls[bad], cst[bad], bound[bad], ref[bad] = ncls, ncst, nbound, len(refs); refs.append(v.copy())
         if not improves.any(): return plan, v, u
-    raise RuntimeError(f"the chunked exact solver found no certified plan in max_rounds={max_rounds} rounds; increase n_candidates")
+    return None                                    # lists keep changing (ties): the caller widens them
 
 # %% ../nbs/05_chunked.ipynb #533d607d
 def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor or row-chunked dask array
@@ -387,7 +387,7 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
               chunk_rows:int=32_768,  # rows per block for in-memory X
               n_candidates:int=16,    # K classes kept per row
               seed:int=0,             # seed of the warm-start subsamples
-              max_rounds:int=20,      # certificate rounds at most
+              max_rounds:int=5,       # certificate rounds before the lists are widened
              )->SparsePlan:           # certified optimal plan (CSR) and class potentials
     "Exact OT of uniform rows $1/n$ to `prior` with the cost streamed in row blocks, never an n×m matrix."
     n, nu = X.shape[0], check_prior(prior, len(prior)).numpy()

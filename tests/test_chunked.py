@@ -70,3 +70,24 @@ def test_dask_local_cluster():
         dist = geotter_chunked(da.from_array(X, chunks=(200, -1)), Y, prior, neighbors=nbrs, centroids=cent)
     np.testing.assert_array_equal(dist.labels, mem.labels)
     assert (dist.plan != mem.plan).nnz == 0
+
+
+from hypothesis import given, strategies as st
+
+
+@given(n=st.integers(1, 60), m=st.integers(1, 8), K=st.integers(1, 8), chunk=st.integers(1, 70),
+       zeros=st.integers(0, 3), seed=st.integers(0, 2**31 - 1), integer_costs=st.booleans())
+def test_chunked_emd_is_exact(n, m, K, chunk, zeros, seed, integer_costs):
+    "Any small problem, ties and empty classes included: the dense exact objective, exact marginals, zero gap."
+    rng = np.random.default_rng(seed)
+    C = rng.integers(0, 4, (n, m)).astype(float) if integer_costs else rng.random((n, m))
+    nu = rng.dirichlet(np.ones(m))
+    nu[rng.choice(m, min(zeros, m - 1), replace=False)] = 0
+    nu /= nu.sum()
+    sol, P = chunked_emd(C, nu, n_candidates=K, chunk_rows=chunk), emd(C, 'uniform', nu, solver='pot')
+    obj = float((P * C).sum())
+    tol = 1e-9 * max(1.0, abs(obj))
+    assert abs(sol.objective - obj) <= tol and abs(sol.gap) <= tol
+    np.testing.assert_allclose(sol.plan.sum(1), np.full(n, 1 / n), atol=1e-12)
+    np.testing.assert_allclose(sol.plan.sum(0), nu, atol=1e-12)
+    assert sol.plan.min() >= 0
