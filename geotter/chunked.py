@@ -390,6 +390,7 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
               max_rounds:int=5,       # certificate rounds before the lists are widened
              )->SparsePlan:           # certified optimal plan (CSR) and class potentials
     "Exact OT of uniform rows $1/n$ to `prior` with the cost streamed in row blocks, never an n×m matrix."
+    if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
     n, nu = X.shape[0], check_prior(prior, len(prior)).numpy()
     K = int(check_scalar(n_candidates, 'n_candidates', int, low=1))
     stats = dict(candidates_s=0.0, solve_s=0.0, rescore_s=0.0, rounds=0, paths=0, rescored=0)
@@ -406,8 +407,9 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
     s = _capacities(nu, n)
     return SparsePlan(P, v, float((c * mass).sum() / n), float(u.sum() / n + (s / n) @ v), stats)
 
-# %% ../nbs/05_chunked.ipynb #78327298
+# %% ../nbs/05_chunked.ipynb #f962143a
 def _cost_rows(block, start, rows):
+    "The rows of one block of an existing cost matrix, checked finite."
     C = as_tensor(block)
     if not torch.isfinite(C.sum()): raise ValueError(f"cost has NaN or infinite entries in rows {start}..{start + len(C) - 1}")
     return C if rows is None else C[torch.as_tensor(rows)]
@@ -558,7 +560,7 @@ def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chun
     nu = check_prior(prior, Yn.shape[0])
     nb = _check_neighbors(neighbors, n) if alpha < 1 and steps > 0 else None
     cent, z = _check_geometry(centroids, assignment, n, d, dtype, Yn.device)
-    lp = prior_weight * torch.log(nu.to(dtype) + 1e-12) if prior_weight else None
+    lp = prior_weight * torch.log(nu.to(dtype=dtype, device=Yn.device) + 1e-12) if prior_weight else None
     cost = _FusedCost(Yn, as_tensor(cosine_cost(cent, Yn)) if beta else None, cent, z, temperature, beta, lp)
     timings = dict(setup_s=time.perf_counter() - t0)
     ot = sparse_ot(X, cost, nu.numpy(), chunk_rows=chunk_rows, n_candidates=n_candidates, seed=seed)
