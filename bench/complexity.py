@@ -12,7 +12,7 @@ Rows: `emd_pot` (POT's network simplex `ot.emd`), `emd_fast` (geotter's exact so
 (geotter's log-domain torch Sinkhorn, reg=0.01, 100 iterations, float32: the paper's SK setting),
 `otter` (logits -> cost -> exact plan -> labels), `geotter` (embeddings -> labels), `emd_chunked` (the
 exact solver of `geotter.chunked` on the same cost, streamed from the embeddings in row blocks: no n x m
-matrix) and `geotter_chunked` (embeddings -> labels at scale: k-means on 50,000 sampled rows, IVF k-NN,
+matrix; block-wise float32 logits round slightly differently, so objectives agree to ~1e-10) and `geotter_chunked` (embeddings -> labels at scale: k-means on 50,000 sampled rows, IVF k-NN,
 chunked exact OT, sparse smoothing; one row per step). The exact solvers get the same cost in the same run,
 so their ratios are like-for-like and their objectives must agree. The dense solvers run while the n x m
 float64 cost takes at most `--dense-max-gb` (default 1.6 GB, N = 200,000 at m = 1000). Wall time and the process's CPU time are both recorded
