@@ -1,10 +1,12 @@
-"""ImageNet-scale performance of geotter's k-NN search, k-means and full pipeline against the standard tools (issue 7).
+"""ImageNet-scale performance of geotter's k-NN search, k-means and full pipeline against the standard tools, and the million-sample chunked path.
 
 Three measurements, each writing one CSV under bench/results/ (read by bench/performance.ipynb):
 
     python bench/performance.py knn       # exact/approximate k-NN: time, peak memory, recall vs scikit-learn
     python bench/performance.py kmeans    # k-means seeding/rounds/restarts: GeoTTER accuracy on the real tasks
     python bench/performance.py end2end   # geotter(...) vs the public reference pipeline at 50k x 1000 x 512
+    python bench/performance.py million   # geotter_chunked at 1,000,000 x 1000 x 512: time and peak memory per step
+    python bench/performance.py dask      # geotter_chunked on a 2-worker dask.distributed LocalCluster, 200k rows
 
 Every comparison is made in one run on the same inputs; report ratios, not absolute seconds (the machine is
 shared). `--device cuda` runs geotter's side on a GPU when one is present. This is a benchmark, not a test.
@@ -17,12 +19,12 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from complexity import make_batch, timed                       # the CLIP-like synthetic batch, timing + peak RSS
+from complexity import make_batch, make_batch_rows, timed      # the CLIP-like synthetic batch, timing + peak RSS
 
-from geotter.core import accuracy, cosine_cost, nll_cost
+from geotter.core import accuracy, as_tensor, cosine_cost
 from geotter.cluster import kmeans, fuse_costs
-from geotter.graph import knn_indices, knn_graph
-from geotter.method import PAPER_DEFAULTS, REFERENCE_CODE, geotter, geotter_inputs, transport_and_smooth
+from geotter.graph import knn_indices
+from geotter.method import PAPER_DEFAULTS, REFERENCE_CODE, geotter, prepare_task, transport_and_smooth
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
 
@@ -77,7 +79,7 @@ def bench_knn(k:int=7, device:str='cpu')->pd.DataFrame:
 
 
 # -------------------------------------------------------------------------------------------------- k-means
-KMEANS_CONFIGS = ([dict(engine='torch', init='k-means++', max_iter=50, n_init=1, label='session-1 default')] +
+KMEANS_CONFIGS = ([dict(engine='torch', init='k-means++', max_iter=50, n_init=1, label='previous default')] +
                   [dict(engine='faiss', init=i, max_iter=r, n_init=1) for i in ('k-means++', 'random')
                    for r in (1, 3, 5, 10, 20, 50, 300)] +
                   [dict(engine='faiss', init=i, max_iter=20, n_init=10) for i in ('k-means++', 'random')] +
@@ -97,19 +99,16 @@ def _cluster(X, K, cfg, seed):
 def kmeans_unit(task, configs=KMEANS_CONFIGS, seeds=(0, 1, 2), temperature:float=0.1, **opts)->list:
     "GeoTTER (paper defaults, true label ratio) on `task` for every k-means configuration and seed."
     o = {**PAPER_DEFAULTS, **opts}
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
-    X = np.asarray(X, dtype=np.float64); X = X / np.linalg.norm(X, axis=1, keepdims=True)
-    Y = np.asarray(Y, dtype=np.float64); Y = Y / np.linalg.norm(Y, axis=1, keepdims=True)
-    logits = X @ Y.T / temperature if L is None else np.asarray(L, dtype=np.float64)
-    C_ot, prior = nll_cost(logits), task.prior
-    G = knn_graph(X, o['k'])                                   # the same graph for every configuration
+    prep = prepare_task(task, temperature, k=o['k'])           # normalized rows, logits and k-NN graph, once
+    X, Y = prep.X.double().numpy(), prep.Y.double()
+    C_ot, prior, G = prep.cost(task.prior, beta=0), task.prior, prep.graph()   # the same for every configuration
     rows = []
     for cfg in configs:
         for seed in seeds:
             t0 = time.perf_counter()
             cent, z, inertia = _cluster(X, Y.shape[0], cfg, seed)
             t_km = time.perf_counter() - t0
-            C = fuse_costs(C_ot, cosine_cost(cent, Y)[z], o['beta'])
+            C = fuse_costs(C_ot, as_tensor(cosine_cost(torch.as_tensor(cent, dtype=Y.dtype), Y))[torch.as_tensor(z)], o['beta'])
             T = transport_and_smooth(C, prior, G, alpha=o['alpha'])[1]
             rows.append(dict(task=task.name, n=len(X), K=Y.shape[0], seed=seed, **cfg, inertia=inertia,
                              kmeans_seconds=t_km, accuracy=accuracy(task.labels, T.argmax(1).numpy())))
@@ -191,9 +190,80 @@ def bench_end2end(n:int=50_000, m:int=1000, d:int=512, device:str='cpu', referen
     return _save(df, 'perf_end2end.csv')
 
 
+# ------------------------------------------------------------------------------------------ million samples
+def _max_rss_mb()->float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def million_geometry(X, m:int, k:int=7, sample:int=50_000, nprobe:int=2, seed:int=0):
+    "Approximate geometry for the chunked path: k-means on a sample of rows (faiss, random init), IVF k-NN on all rows."
+    rng = np.random.default_rng(seed)
+    steps = {}
+    sub = np.sort(rng.choice(len(X), min(sample, len(X)), replace=False))
+    steps['kmeans'] = timed(lambda: kmeans(X[sub], m, seed=seed, max_iter=20, init='random', method='faiss')[0], 'cpu')
+    steps['knn'] = timed(lambda: knn_indices(X, k, method='ivf', nprobe=nprobe), 'cpu')
+    return steps
+
+def knn_recall_sample(X, nbrs, k:int, n_query:int=200, seed:int=0)->float:
+    "Recall of the k-NN lists of `n_query` random rows against exact search over all rows."
+    q = np.random.default_rng(seed).choice(len(X), n_query, replace=False)
+    S = torch.as_tensor(X[q]) @ torch.as_tensor(X).T
+    S[torch.arange(n_query), torch.as_tensor(q)] = -np.inf
+    return recall(np.asarray(nbrs)[q], S.topk(k, dim=1).indices.numpy())
+
+def bench_dask(n:int=200_000, m:int=1000, d:int=512, k:int=7, block_rows:int=25_000, name:str='perf_dask.csv')->pd.DataFrame:
+    """geotter_chunked on a row-chunked dask array with a 2-worker dask.distributed LocalCluster, against the same
+    call on the in-memory array, on one geometry (k-means on a sample, IVF k-NN), measured side by side."""
+    import dask.array as da
+    from distributed import Client, LocalCluster
+    from geotter.chunked import geotter_chunked
+    X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)
+    geo = million_geometry(X, m, k)
+    cent, nbrs = geo['kmeans'][3], geo['knn'][3]
+    run = lambda A: geotter_chunked(A, Y, prior, neighbors=nbrs, centroids=cent, chunk_rows=block_rows)
+    rows, out = [], {}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster):
+        Xd = da.from_array(X, chunks=(block_rows, -1))
+        for label, A in (('in memory', X), ('dask LocalCluster, 2 workers', Xd)):
+            dt, dc, mb, res = timed(lambda: run(A), 'cpu')
+            out[label] = res
+            rows.append(dict(n=n, m=m, d=d, block_rows=block_rows, run=label, seconds=dt, cpu_seconds_driver=dc, peak_mb_driver=mb,
+                             accuracy=accuracy(labels, res.labels), ot_gap=res.ot.gap,
+                             **{f't_{key}': v for key, v in res.timings.items()}))
+            print(rows[-1], flush=True)
+    df = pd.DataFrame(rows)
+    df['same_labels_as_in_memory'] = [bool(np.array_equal(r.labels, out['in memory'].labels)) for r in out.values()]
+    return _save(df, name)
+
+
+def bench_million(n:int=1_000_000, m:int=1000, d:int=512, k:int=7, chunk_rows:int=32_768, nprobe:int=2,
+                  name:str='perf_million.csv')->pd.DataFrame:
+    "GeoTTER at n rows with the chunked path: time and peak memory (above entry, and the process maximum) per step."
+    from geotter.chunked import geotter_chunked
+    X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)   # tighter class clusters than make_batch
+    print(f'batch {X.shape} ready, RSS max {_max_rss_mb():.0f} MB', flush=True)
+    steps = million_geometry(X, m, k, nprobe=nprobe)
+    cent, nbrs = steps['kmeans'][3], steps['knn'][3]
+    steps['transport+smoothing'] = timed(lambda: geotter_chunked(X, Y, prior, neighbors=nbrs, centroids=cent,
+                                                                  chunk_rows=chunk_rows), 'cpu')
+    res = steps['transport+smoothing'][3]
+    rows = [dict(n=n, m=m, d=d, step=s, seconds=v[0], cpu_seconds=v[1], peak_mb_above_entry=v[2]) for s, v in steps.items()]
+    rows.append(dict(n=n, m=m, d=d, step='total', seconds=sum(v[0] for v in steps.values()),
+                     cpu_seconds=sum(v[1] for v in steps.values()), peak_mb_above_entry=max(v[2] for v in steps.values())))
+    df = pd.DataFrame(rows)
+    df['process_max_rss_mb'] = _max_rss_mb()
+    df['accuracy'] = accuracy(labels, res.labels); df['ot_accuracy'] = accuracy(labels, res.ot.labels)
+    df['ot_gap'] = res.ot.gap; df['ot_objective'] = res.ot.objective
+    df['knn_recall'] = knn_recall_sample(X, nbrs, k)
+    for key, v in res.timings.items(): df[f'ot_{key}' if not key.endswith('_s') else key] = v
+    print(df.to_string(), flush=True)
+    return _save(df, name)
+
+
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    p.add_argument('what', choices=['knn', 'kmeans', 'kmeans-large', 'end2end'])
+    p.add_argument('what', choices=['knn', 'kmeans', 'kmeans-large', 'end2end', 'million', 'dask'])
+    p.add_argument('--n', type=int, default=None, help='million/dask: number of rows (default 1,000,000 / 200,000)')
     p.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
     p.add_argument('--no-reference', action='store_true', help='end2end: skip the (slow) reference pipeline')
     a = p.parse_args()
@@ -202,4 +272,6 @@ if __name__ == '__main__':
     if a.what == 'knn': bench_knn(device=a.device)
     elif a.what == 'kmeans': bench_kmeans()
     elif a.what == 'kmeans-large': bench_kmeans_large()
+    elif a.what == 'million': bench_million(n=a.n or 1_000_000)
+    elif a.what == 'dask': bench_dask(n=a.n or 200_000)
     else: bench_end2end(device=a.device, reference=not a.no_reference)

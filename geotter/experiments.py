@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import numbers
+import os
 import re
 import time
 import warnings
@@ -15,42 +16,52 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 import torch
 
+from . import __version__
 from .core import *
-from .method import geotter, run_method, PAPER_DEFAULTS
-from .graph import knn_indices, knn_graph, graph_smooth
-from .labelfree import geotter_inputs, label_free_predict
+from .transport import DEFAULT_REG
+from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare_task, split_options
+from .graph import knn_graph, graph_smooth, row_normalize
+from .priors import em_prior, bbse_prior, total_variation
+from .labelfree import label_free_predict
+from .synthetic import make_long_tail
+from .data import load_task
 
 # %% auto #0
-__all__ = ['DEFAULT_TASKS', 'TABLE1_METHODS', 'COLUMN_LABELS', 'SEEDED_METHODS', 'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K',
-           'GRID_ALPHA', 'MULTI_STEPS', 'BASELINE_OPTIONS', 'MAX_N', 'task_dataset', 'dataset_key', 'task_backbone',
-           'subsample', 'load_tasks', 'array_checksum', 'task_checksum', 'config_key', 'ResultStore', 'predict_method',
-           'run_jobs', 'run_benchmark', 'table1', 'format_table', 'backbone_tables', 'gains', 'config_grid',
+__all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'METHOD_LABELS', 'COLUMN_LABELS', 'SEEDED_METHODS',
+           'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K', 'GRID_ALPHA', 'MULTI_STEPS', 'BASELINE_OPTIONS', 'MAX_N',
+           'task_dataset', 'dataset_key', 'task_backbone', 'subsample', 'load_tasks', 'tasks_note', 'results_root',
+           'array_checksum', 'task_checksum', 'config_key', 'ResultStore', 'predict_method', 'run_jobs',
+           'run_benchmark', 'table1', 'format_table', 'backbone_tables', 'gains', 'config_grid', 'grid_prepare',
            'grid_unit', 'grid_scores', 'lodo_select', 'lodo', 'lodo_results', 'cfgs_ablation', 'plot_sweeps',
-           'plot_iterations', 'run_lodo', 'run_table1', 'run_ablations']
+           'plot_iterations', 'run_lodo', 'run_table1', 'run_ablations', 'prior_estimates', 'label_free_eval',
+           'run_label_free']
 
 # %% ../nbs/17_experiments.ipynb #e6c30909
 DEFAULT_TASKS = ('wordnet-sample', 'wordnet-nouns', 'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2',
                  'cifar10-biomedclip', 'synthetic')
 
+# %% ../nbs/17_experiments.ipynb #29cd440f
 def task_dataset(task:Task)->str:
     "The dataset a task is drawn from (display name): synthetic, WordNet, else `meta['dataset']`, else the task name."
     if task.name.startswith('synthetic'): return 'synthetic long-tail'
     if 'wordnet' in task.name.lower() or 'wordnet' in str(task.meta.get('dataset', '')).lower(): return 'WordNet nouns'
     return str(task.meta.get('dataset') or task.name)
 
+# %% ../nbs/17_experiments.ipynb #8aac605f
 def dataset_key(task:Task)->str:
     "Canonical key of a task's dataset (lower-case alphanumerics, no split suffix): 'CIFAR-10 test' and 'cifar10' agree."
     return re.sub(r'(test|train|val)$', '', re.sub(r'[^a-z0-9]', '', task_dataset(task).lower()))
 
+# %% ../nbs/17_experiments.ipynb #a2e302b7
 def task_backbone(task:Task)->str:
     "The model that produced a task's embeddings or logits (`meta['backbone']`, its 'name' if a record, or `meta['model']`)."
     if task.name.startswith('synthetic'): return 'synthetic'
     bb = task.meta.get('backbone') or task.meta.get('model') or 'unknown'
     return str(bb.get('name', bb) if isinstance(bb, dict) else bb)
 
+# %% ../nbs/17_experiments.ipynb #ecff1c11
 def subsample(task:Task,                # the task to subsample
               n:int,                    # rows to keep (all if n >= the task's size)
               seed=0,                   # int or numpy Generator
@@ -64,28 +75,48 @@ def subsample(task:Task,                # the task to subsample
                    meta={**task.meta, 'subsample': dict(n=n, of=len(task.labels))})
 
 # %% ../nbs/17_experiments.ipynb #18a3b863
+def _load_named(name:str, fast:bool, synthetic_seeds)->list:
+    "The task(s) called `name`: 'synthetic' gives one long-tail task per seed, any other name `load_task(name)`."
+    if name != 'synthetic': return [load_task(name)]
+    kw = dict(n_per_head=30, dim=64) if fast else {}
+    return [replace(make_long_tail(seed=s, **kw), name=f'synthetic-s{s}') for s in synthetic_seeds]
+
+# %% ../nbs/17_experiments.ipynb #43b7b308
 def load_tasks(names=DEFAULT_TASKS,     # task names (see `geotter.data.load_task`) or Task objects
                fast:bool=False,         # small versions: n <= fast_n rows, a small synthetic task
                synthetic_seeds=(0, 1, 2), # one synthetic task per seed, named 'synthetic-s{seed}'
                fast_n:int=300,          # rows kept per task when fast
                max_n:int|None=None,     # rows kept per task otherwise (None: all)
-               verbose:bool=True,       # say which tasks are unavailable
+               verbose:bool=True,       # print, for each task not loaded, why
+               skipped:dict|None=None,  # if given, filled with name -> reason for each task not loaded
               )->list:                  # Task objects
-    "Load tasks by name, skipping (with a message) those whose data are not on this machine."
-    from geotter.data import load_task
-    from geotter.synthetic import make_long_tail
+    "Load tasks by name, skipping (with the reason) those whose data are not on this machine."
     out = []
     for name in names:
-        if isinstance(name, Task): out.append(name); continue
-        if name == 'synthetic':
-            kw = dict(n_per_head=30, dim=64) if fast else {}
-            out += [replace(make_long_tail(seed=s, **kw), name=f'synthetic-s{s}') for s in synthetic_seeds]
-            continue
-        try: out.append(load_task(name))
+        try: out += [name] if isinstance(name, Task) else _load_named(name, fast, synthetic_seeds)
         except (FileNotFoundError, ValueError) as e:
-            if verbose: print(f"skipping {name!r}: {str(e)[:160]}")
+            if skipped is not None: skipped[name] = str(e)
+            if verbose: print(f"skipping {name!r}: {e}")
     n = fast_n if fast else max_n
     return [subsample(t, n, seed=0) for t in out] if n else out
+
+# %% ../nbs/17_experiments.ipynb #7b38bb31
+def tasks_note(loaded:list,             # the Task objects that ran
+               skipped:dict,            # name -> reason, as filled by `load_tasks`
+              )->str:                   # one line per task
+    "Which tasks ran (with their size) and which did not, with the reason."
+    ran = [f"ran: {t.name} (n={len(t.labels)}, m={t.n_classes})" for t in loaded]
+    return '\n'.join(ran + [f"not run: {name}: {why}" for name, why in skipped.items()])
+
+# %% ../nbs/17_experiments.ipynb #fe8e912d
+RESULTS_ENV = 'GEOTTER_RESULTS'
+
+# %% ../nbs/17_experiments.ipynb #c72066d3
+def results_root(path=None,             # a folder; None: `$GEOTTER_RESULTS`, else ./geotter_results
+                )->Path:                # the folder (created by the experiment that writes to it)
+    "The one folder of experiment results and caches."
+    if path is None: path = os.environ.get(RESULTS_ENV) or Path.cwd() / 'geotter_results'
+    return Path(path)
 
 # %% ../nbs/17_experiments.ipynb #62a8de29
 def array_checksum(*arrays)->str:
@@ -97,13 +128,15 @@ def array_checksum(*arrays)->str:
         h.update(f'{a.dtype.str}{a.shape}'.encode()); h.update(a.tobytes())
     return h.hexdigest()
 
+# %% ../nbs/17_experiments.ipynb #2e468443
 def task_checksum(task:Task)->str:
     "Checksum of a task's labels, embeddings, class embeddings and logits."
     return array_checksum(task.labels, task.X, task.Y, task.logits)
 
+# %% ../nbs/17_experiments.ipynb #a650ae2a
 def config_key(**parts)->str:
-    "A 16-hex-digit key: SHA-256 of the canonical JSON of `parts` (sorted keys, floats as repr)."
-    canon = json.dumps(parts, sort_keys=True, default=lambda o: o.tolist() if hasattr(o, 'tolist') else str(o))
+    "A 16-hex-digit key: SHA-256 of the canonical JSON of `parts` and the package version (sorted keys, floats as repr)."
+    canon = json.dumps(dict(parts, package_version=__version__), sort_keys=True, default=lambda o: o.tolist() if hasattr(o, 'tolist') else str(o))
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 # %% ../nbs/17_experiments.ipynb #b8415769
@@ -134,17 +167,22 @@ class ResultStore:
         else: new.to_csv(self.path, mode='a', header=not len(old), index=False)
 
 # %% ../nbs/17_experiments.ipynb #398e1fb4
-TABLE1_METHODS = ('zs', 'pm', 'otter', 'fpm', 'sinkhorn', 'geotter-nolr', 'geotter', 'multi-geotter')
-COLUMN_LABELS = {'zs': 'ZS', 'pm': 'PM', 'otter': 'OTTER', 'fpm': 'FPM', 'sinkhorn': 'Sinkhorn',
-                 'geotter-nolr': 'GeoTTER w/o LR', 'geotter': 'GeoTTER w/ LR', 'multi-geotter': 'Multi-GeoTTER'}
+_BASELINES = ('zs', 'pm', 'otter', 'fpm', 'sinkhorn')
+_GEOTTER_FAMILY = ('geotter-nolr', 'geotter', 'multi-geotter')
+PEER_METHODS = tuple(m for m in METHODS if m not in _BASELINES + _GEOTTER_FAMILY)  # label-ratio-free transductive baselines
+TABLE1_METHODS = tuple(m for m in _BASELINES if m in METHODS) + PEER_METHODS + _GEOTTER_FAMILY
+METHOD_LABELS = {'zs': 'ZS', 'pm': 'PM', 'otter': 'OTTER', 'fpm': 'FPM', 'sinkhorn': 'Sinkhorn', 'transclip-zs': 'TransCLIP-ZS',
+           'zlap': 'ZLaP', 'geotter-nolr': 'GeoTTER w/o LR', 'geotter': 'GeoTTER w/ LR', 'multi-geotter': 'Multi-GeoTTER'}
+COLUMN_LABELS = {m: METHOD_LABELS.get(m, m) for m in TABLE1_METHODS}
 SEEDED_METHODS = ('geotter', 'multi-geotter', 'geotter-nolr')
 
+# %% ../nbs/17_experiments.ipynb #6f942c08
 def predict_method(method:str,          # a key of COLUMN_LABELS
                    task:Task,           # the batch
                    seed:int=0,          # seed of the seeded methods
                    **options,           # method options
                   )->np.ndarray:        # (n,) predicted labels
-    "Predicted labels of any Table 1 method on `task` (true label ratio as prior, except 'geotter-nolr')."
+    "Predicted labels of any Table 1 method on `task` (true label ratio as prior, except 'geotter-nolr' and the peers)."
     if method not in COLUMN_LABELS: raise ValueError(f"method={method!r}; expected one of {tuple(COLUMN_LABELS)}")
     if method == 'geotter-nolr': return label_free_predict(task, seed=seed, **options)
     if method in SEEDED_METHODS: options = {'seed': seed, **options}
@@ -163,6 +201,7 @@ def _bench_job(task, method, seed, options, key):
                 accuracy=100 * accuracy(task.labels, pred), balanced_accuracy=100 * balanced_accuracy(task.labels, pred),
                 seconds=time.perf_counter() - t0, warning=w[:200])
 
+# %% ../nbs/17_experiments.ipynb #f53fa2db
 def run_jobs(jobs:list,                 # joblib `delayed(f)(...)` calls
              n_jobs:int=1,              # workers (1 with backend None: in this process, no joblib)
              backend:str|None=None,     # joblib backend ('loky', 'threading', 'dask', ...)
@@ -206,7 +245,7 @@ def run_benchmark(tasks:list,           # Task objects
     if f.empty: return f
     info = {t.name: (task_dataset(t), task_backbone(t)) for t in tasks}            # current metadata, not the cached one
     return f.assign(dataset=f.task.map(lambda n: info[n][0]), backbone=f.task.map(lambda n: info[n][1]),
-                    warning=f.warning.fillna('') if 'warning' in f else '')
+                    warning=f.warning.astype('string').fillna('') if 'warning' in f else '')
 
 # %% ../nbs/17_experiments.ipynb #9d7dcf89
 def table1(results:pd.DataFrame,        # rows of `run_benchmark` (or of `lodo_results`)
@@ -224,12 +263,14 @@ def table1(results:pd.DataFrame,        # rows of `run_benchmark` (or of `lodo_r
     wide.index.name = 'task'
     return wide
 
+# %% ../nbs/17_experiments.ipynb #e38c642e
 def _cells(tab, digits, bold):
     "Entries as strings, the row maxima marked by `bold` (a format string such as '**{}**')."
     best = tab.max(axis=1)
     return tab.apply(lambda col: [('' if pd.isna(v) else bold.format(f'{v:.{digits}f}') if np.isclose(v, best[i])
                                    else f'{v:.{digits}f}') for i, v in col.items()])
 
+# %% ../nbs/17_experiments.ipynb #af90b624
 def format_table(tab:pd.DataFrame,      # numeric table, e.g. from `table1`
                  fmt:str='markdown',    # 'markdown' or 'latex'
                  digits:int=2,
@@ -249,6 +290,7 @@ def format_table(tab:pd.DataFrame,      # numeric table, e.g. from `table1`
 # %% ../nbs/17_experiments.ipynb #1d36c2d9
 BACKBONE_COLUMNS = {'zs': 'ZS', 'otter': 'OTTER (EMD)', 'sinkhorn': 'SK', 'geotter': 'GeoTTER'}
 
+# %% ../nbs/17_experiments.ipynb #fe81dd19
 def backbone_tables(results:pd.DataFrame, # benchmark/LODO rows with 'dataset' and 'backbone' columns
                     metric:str='accuracy',
                     columns:dict=BACKBONE_COLUMNS, # method -> column label (App. C.1: ZS, OTTER, SK, GeoTTER)
@@ -263,6 +305,7 @@ def backbone_tables(results:pd.DataFrame, # benchmark/LODO rows with 'dataset' a
         out[bb] = wide[cols].rename(columns=columns)
     return out
 
+# %% ../nbs/17_experiments.ipynb #9f6a03dc
 def gains(tab:pd.DataFrame,             # a Table 1 (tasks × columns)
           ours:str='GeoTTER w/ LR',     # column compared
           against=('ZS', 'OTTER'),      # reference columns
@@ -283,10 +326,18 @@ def config_grid(betas=GRID_BETA, ks=GRID_K, alphas=GRID_ALPHA)->pd.DataFrame:
     "The Cartesian grid of (beta, k, alpha) configurations (48 by default)."
     return pd.DataFrame([dict(beta=b, k=k, alpha=a) for b in betas for k in ks for a in alphas])
 
-def _adjacency(idx:torch.Tensor, n:int)->sp.csr_array:
-    "The 0/1 k-NN adjacency of neighbour lists `idx` (n, k), as `knn_graph` builds it."
-    k = idx.shape[1]
-    return sp.csr_array((np.ones(n * k), (np.repeat(np.arange(n), k), idx.reshape(-1).cpu().numpy())), shape=(n, n))
+# %% ../nbs/17_experiments.ipynb #631c22b7
+def grid_prepare(task:Task,             # the batch
+                 seed:int=0,            # k-means seed
+                 ks=GRID_K,             # neighbourhood sizes the geometry must serve
+                 temperature:float=PAPER_DEFAULTS['temperature'],
+                 include_self:bool=PAPER_DEFAULTS['include_self'],
+                 **geometry,            # further `prepare` options (n_clusters, n_init, knn_method)
+                )->Prepared:            # neighbour lists for max(ks) already searched
+    "The task's prepared geometry for one seed: k-means partition and the k-NN lists for the largest k of the grid."
+    prep = prepare_task(task, temperature, k=max(ks), seed=seed, include_self=include_self, **geometry)
+    prep.neighbours(max(ks))
+    return prep
 
 def _grid_row(task, beta, k, alpha, steps, seed, pred):
     return dict(task=task.name, beta=float(beta), k=int(k), alpha=float(alpha), steps=int(steps), seed=int(seed),
@@ -301,25 +352,22 @@ def grid_unit(task:Task,                # the batch (labels are used only to sco
               max_steps:int=max(MULTI_STEPS), # smoothing steps L = 1..max_steps
               temperature:float=PAPER_DEFAULTS['temperature'],
               include_self:bool=PAPER_DEFAULTS['include_self'],
-              neighbors=None,           # (n, >= max(ks)) precomputed `knn_indices` of the features (None: compute)
-              **kwargs,                 # further `geotter` options (prior_weight, n_init, ...)
+              prepared:Prepared|None=None, # `grid_prepare(task, seed, ...)` to reuse (None: prepare here)
+              **kwargs,                 # further GeoTTER options (prior_weight, n_init, ...)
              )->list:                   # score rows (task, beta, k, alpha, steps, seed, accuracy, balanced_accuracy)
     "Scores of GeoTTER (true label ratio) for one beta and seed and every k, alpha and L, from one OT solve."
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
-    if neighbors is None: neighbors = knn_indices(X, max(ks), include_self)
-    idx = as_tensor(neighbors, dtype=torch.int64)
-    if idx.shape[0] != len(task.labels) or idx.shape[1] < max(ks):
-        raise ValueError(f"neighbors has shape {tuple(idx.shape)}; expected ({len(task.labels)}, >= {max(ks)})")
-    res = geotter(X, Y, task.prior, temperature=temperature, beta=beta, alpha=1.0, seed=seed, logits=L,
-                  include_self=include_self, **kwargs)
-    P = as_tensor(res.ot_plan)
+    geometry, transport = split_options(kwargs)
+    prep = grid_prepare(task, seed, ks, temperature, include_self, **geometry) if prepared is None else prepared
+    if prep.n != len(task.labels) or prep.config['seed'] != seed:
+        raise ValueError(f"prepared has n={prep.n}, seed={prep.config['seed']}; expected n={len(task.labels)}, seed={seed}")
+    P = as_tensor(prep.adapt(task.prior, alpha=1.0, beta=beta, **transport).ot_plan)
     rows = [_grid_row(task, beta, 0, 1.0, 0, seed, P.argmax(1).numpy())]
     for k in ks:
-        A = _adjacency(idx[:, :k], len(P))
+        A_hat = row_normalize(prep.graph(k).to(P.dtype))                  # D^-1 A once per k, not once per step
         for a in alphas:
             T = P
             for s in range(1, max_steps + 1):
-                T = graph_smooth(T, A, a)
+                T = a * T + (1 - a) * (A_hat @ T)                              # one step of `graph_smooth` (Eq. 2)
                 rows.append(_grid_row(task, beta, k, a, s, seed, T.argmax(1).numpy()))
     return rows
 
@@ -340,35 +388,36 @@ def grid_scores(tasks:list,             # Task objects
     store = ResultStore(None if out is None else Path(out) / 'grid.csv')
     done, keys, jobs = store.keys(), [], []
     for task in tasks:
-        tsum, todo = task_checksum(task), []
-        for b in betas:
-            for s in (seeds[:1] if b == 0 else seeds):             # beta = 0: no k-means, the seed is irrelevant
-                key = config_key(kind='grid', task=task.name, checksum=tsum, beta=float(b), seed=int(s), ks=list(ks),
-                                 alphas=[float(a) for a in alphas], max_steps=max_steps, options=kwargs)
-                keys.append(key)
-                if key not in done: todo.append((b, s, key))
-        if todo: nbrs = _neighbors(task, max(ks), kwargs)
-        jobs += [delayed(_grid_job)(task, b, s, ks, alphas, max_steps, kwargs, key, nbrs) for b, s, key in todo]
+        tsum = task_checksum(task)
+        for s in seeds:
+            units = [(b, config_key(kind='grid', task=task.name, checksum=tsum, beta=float(b), seed=int(s), ks=list(ks),
+                                    alphas=[float(a) for a in alphas], max_steps=max_steps, options=kwargs))
+                     for b in betas if b != 0 or s == seeds[0]]     # beta = 0: no k-means, the seed is irrelevant
+            keys += [key for _, key in units]
+            todo = [(b, key) for b, key in units if key not in done]
+            if todo: jobs.append(delayed(_grid_job)(task, s, todo, ks, alphas, max_steps, kwargs))
     for rows in run_jobs(jobs, n_jobs, backend, progress, 'LODO grid'): store.append(rows)
-    f = store.frame()
-    f = f[f.key.isin(keys)].drop_duplicates(['key', 'k', 'alpha', 'steps'])
+    return _grid_frame(store.frame(), keys, seeds, tasks, groups)
+
+# %% ../nbs/17_experiments.ipynb #1b2b69f3
+def _grid_job(task, seed, todo, ks, alphas, max_steps, kwargs):
+    "Rows of every (beta, key) in `todo` for one task and seed, on one prepared geometry."
+    geometry, _ = split_options(kwargs)
+    prep = grid_prepare(task, seed, ks, **geometry)
+    return [dict(key=key, **r) for b, key in todo for r in grid_unit(task, b, seed, ks, alphas, max_steps, prepared=prep, **kwargs)]
+
+def _grid_frame(f, keys, seeds, tasks, groups):
+    f = f[f.key.isin(keys)].drop_duplicates(['key', 'k', 'alpha', 'steps']) if len(f) else f
     zero = f[f.beta == 0]
     f = pd.concat([f] + [zero.assign(seed=int(s)) for s in seeds[1:]], ignore_index=True)
     g = {t.name: dataset_key(t) for t in tasks} | (groups or {})
     return f.assign(group=f.task.map(g))
 
-def _neighbors(task, k, kwargs):
-    "The task's k-NN lists on GeoTTER's features, computed once for all its units."
-    X, _, _ = geotter_inputs(task.X, task.Y, task.logits, kwargs.get('temperature', PAPER_DEFAULTS['temperature']))
-    return np.asarray(knn_indices(X, k, kwargs.get('include_self', PAPER_DEFAULTS['include_self'])))
-
-def _grid_job(task, beta, seed, ks, alphas, max_steps, kwargs, key, nbrs):
-    return [dict(key=key, **r) for r in grid_unit(task, beta, seed, ks, alphas, max_steps, neighbors=nbrs, **kwargs)]
-
 # %% ../nbs/17_experiments.ipynb #0a6969a0
 def _in_grid(scores, betas, ks, alphas, steps):
     return scores[scores.beta.isin(betas) & scores.k.isin(ks) & scores.alpha.isin(alphas) & scores.steps.isin(steps)]
 
+# %% ../nbs/17_experiments.ipynb #1cc2fdbc
 def lodo_select(scores:pd.DataFrame,    # `grid_scores` output (with a 'group' column)
                 held_out:str,           # name of the held-out task
                 steps=(1,),             # smoothing steps allowed (1: GeoTTER, MULTI_STEPS: Multi-GeoTTER)
@@ -403,6 +452,7 @@ def lodo(scores:pd.DataFrame,           # `grid_scores` output
                              balanced_accuracy=hit.balanced_accuracy.mean(), n_seeds=len(hit)))
     return pd.DataFrame(rows)
 
+# %% ../nbs/17_experiments.ipynb #1ee432fa
 def lodo_results(lodo_table:pd.DataFrame, # `lodo` output
                  scores:pd.DataFrame,   # the `grid_scores` it was selected from
                  tasks:list,            # the Task objects (for dataset and backbone)
@@ -421,24 +471,26 @@ def lodo_results(lodo_table:pd.DataFrame, # `lodo` output
     return pd.DataFrame(out)
 
 # %% ../nbs/17_experiments.ipynb #fd2b5842
-def _pick(scores, task, beta, k, alpha, steps):
+def _pick(scores, task, beta, k, alpha, steps, metric='accuracy'):
     hit = scores[(scores.task == task) & np.isclose(scores.beta, beta) & (scores.k == k) &
                  np.isclose(scores.alpha, alpha) & (scores.steps == steps)]
     if hit.empty: raise ValueError(f"no grid scores for task={task!r}, beta={beta}, k={k}, alpha={alpha}, steps={steps}; "
                                    f"run grid_scores with that beta")
-    return hit.accuracy.mean()
+    return hit[metric].mean()
 
+# %% ../nbs/17_experiments.ipynb #fdce6620
 def cfgs_ablation(scores:pd.DataFrame,  # `grid_scores` output, including beta=cf_beta if some beta* is 0
                   lodo_table:pd.DataFrame, # `lodo` output (GeoTTER rows give beta*, k*, alpha*)
                   cf_beta:float=0.4,    # beta used for +CF when the selected beta is 0 (App. C.2.1)
-                 )->pd.DataFrame:       # tasks × (Baseline, +CF, +GS, +CF+GS), accuracy (%)
+                  metric:str='accuracy',# or 'balanced_accuracy'
+                 )->pd.DataFrame:       # tasks × (Baseline, +CF, +GS, +CF+GS), the metric (%)
     "CF/GS on/off ablation at each task's LODO-selected configuration (App. C.2.1)."
     rows = []
     for r in lodo_table[lodo_table.method == 'geotter'].itertuples():
         b = r.sel_beta if r.sel_beta > 0 else cf_beta
-        rows.append({'task': r.task, 'Baseline': _pick(scores, r.task, 0.0, 0, 1.0, 0), '+CF': _pick(scores, r.task, b, 0, 1.0, 0),
-                     '+GS': _pick(scores, r.task, 0.0, r.sel_k, r.sel_alpha, 1),
-                     '+CF+GS': _pick(scores, r.task, b, r.sel_k, r.sel_alpha, 1), 'beta_cf': b, 'k': r.sel_k, 'alpha': r.sel_alpha})
+        pick = lambda beta, k, alpha, steps: _pick(scores, r.task, beta, k, alpha, steps, metric)
+        rows.append({'task': r.task, 'Baseline': pick(0.0, 0, 1.0, 0), '+CF': pick(b, 0, 1.0, 0), '+GS': pick(0.0, r.sel_k, r.sel_alpha, 1),
+                     '+CF+GS': pick(b, r.sel_k, r.sel_alpha, 1), 'beta_cf': b, 'k': r.sel_k, 'alpha': r.sel_alpha})
     return pd.DataFrame(rows).set_index('task')
 
 # %% ../nbs/17_experiments.ipynb #887dea72
@@ -466,6 +518,7 @@ def plot_sweeps(scores:pd.DataFrame,    # `grid_scores` output
     if path is not None: fig.savefig(path, dpi=110, bbox_inches='tight')
     return fig
 
+# %% ../nbs/17_experiments.ipynb #bd6afe06
 def plot_iterations(scores:pd.DataFrame, # `grid_scores` output with steps 1..5
                     lodo_table:pd.DataFrame, # `lodo` output (beta*, alpha* per task)
                     path=None,
@@ -490,13 +543,18 @@ def plot_iterations(scores:pd.DataFrame, # `grid_scores` output with steps 1..5
     return fig
 
 # %% ../nbs/17_experiments.ipynb #d9c1abee
-def _setup(tasks, out, fast, seeds):
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    loaded = load_tasks(tasks, fast=fast)
-    return loaded, out, ((0,) if fast else tuple(seeds))
+def _setup(tasks, out, fast, seeds, **load_kw):
+    "Tasks loaded (and a note of those skipped), the output folder (created) and the seeds of a command."
+    out = results_root(out); out.mkdir(parents=True, exist_ok=True)
+    skipped = {}
+    loaded = load_tasks(tasks, fast=fast, skipped=skipped, **load_kw)
+    note = tasks_note(loaded, skipped)
+    (out / 'tasks.txt').write_text(note + '\n')
+    return loaded, out, ((0,) if fast else tuple(seeds)), note
 
+# %% ../nbs/17_experiments.ipynb #8e9b58d1
 def run_lodo(tasks=DEFAULT_TASKS,       # task names or Task objects
-             out='geotter_out/experiments', # output folder (also the cache)
+             out=None,                  # output folder, also the cache (None: `results_root()`)
              fast:bool=False,           # small subsamples, one seed
              seeds=(0, 1, 2),           # k-means seeds
              n_jobs:int=1,              # joblib workers
@@ -504,7 +562,7 @@ def run_lodo(tasks=DEFAULT_TASKS,       # task names or Task objects
              progress:bool=True,
             )->pd.DataFrame:            # the `lodo` table
     "The 48-configuration grid on every task and the leave-one-dataset-out selection (Sec. 5.1)."
-    loaded, out, seeds = _setup(tasks, out, fast, seeds)
+    loaded, out, seeds, _ = _setup(tasks, out, fast, seeds)
     scores = grid_scores(loaded, seeds=seeds, out=out, n_jobs=n_jobs, backend=backend, progress=progress)
     table = lodo(scores)
     table.to_csv(out / 'lodo.csv', index=False)
@@ -512,64 +570,149 @@ def run_lodo(tasks=DEFAULT_TASKS,       # task names or Task objects
     return table
 
 # %% ../nbs/17_experiments.ipynb #6a87a7bb
+BASELINE_OPTIONS = {'sinkhorn': dict(reg=DEFAULT_REG)}   # the transport module's one default, recorded in each key
+MAX_N = {'fpm': 20_000}
+
+# %% ../nbs/17_experiments.ipynb #f94288ab
 def run_table1(tasks=DEFAULT_TASKS,     # task names or Task objects
-               out='geotter_out/experiments', # output folder (also the cache)
+               out=None,                # output folder, also the cache (None: `results_root()`)
                fast:bool=False,         # small subsamples, one seed
                seeds=(0, 1, 2),         # seeds of the seeded methods
                n_jobs:int=1,            # joblib workers
                backend:str|None=None,   # joblib backend
                progress:bool=True,
-               baselines=('zs', 'pm', 'otter', 'fpm', 'sinkhorn'), # methods run with fixed options on the whole task
+               baselines=None,          # methods run with fixed options on the whole task (None: all but GeoTTER's)
                max_n:dict|None=None,    # method -> largest task it runs on (default MAX_N: FPM up to 20,000 samples)
-              )->dict:                  # 'table1', 'balanced', 'backbones', 'gains', 'results', 'lodo'
+              )->dict:                  # 'table1', 'balanced', 'backbones', 'gains', 'results', 'lodo', 'tasks', 'text'
     "Table 1 (accuracy and balanced accuracy) and the per-backbone tables (App. C.1) under the LODO protocol."
-    loaded, out, seeds = _setup(tasks, out, fast, seeds)
+    loaded, out, seeds, note = _setup(tasks, out, fast, seeds)
     scores = grid_scores(loaded, seeds=seeds, out=out, n_jobs=n_jobs, backend=backend, progress=progress)
     lt = lodo(scores); lt.to_csv(out / 'lodo.csv', index=False)
-    max_n = MAX_N if max_n is None else max_n
-    base = [run_benchmark([t], [m for m in baselines if len(t.labels) <= max_n.get(m, np.inf)], out, n_jobs=n_jobs,
-                          backend=backend, progress=progress, options=BASELINE_OPTIONS) for t in loaded]
-    nolr = [run_benchmark([t], ('geotter-nolr',), out, seeds=seeds, n_jobs=n_jobs, backend=backend, progress=progress,
-                          options={'geotter-nolr': _lodo_options(lt, t.name)}) for t in loaded]
+    baselines = [m for m in TABLE1_METHODS if m not in _GEOTTER_FAMILY] if baselines is None else baselines
+    max_n, kw = MAX_N if max_n is None else max_n, dict(n_jobs=n_jobs, backend=backend, progress=progress)
+    base = [run_benchmark([t], [m for m in baselines if len(t.labels) <= max_n.get(m, np.inf)], out, options=BASELINE_OPTIONS, **kw)
+            for t in loaded]
+    nolr = [run_benchmark([t], ('geotter-nolr',), out, seeds=seeds, options={'geotter-nolr': _lodo_options(lt, t.name)}, **kw)
+            for t in loaded]
     res = pd.concat([*base, *nolr, lodo_results(lt, scores, loaded)], ignore_index=True)
     res.to_csv(out / 'table1_results.csv', index=False)
-    return _write_tables(res, lt, out)
+    return _write_tables(res, lt, out, note)
 
-BASELINE_OPTIONS = {'sinkhorn': dict(reg=0.1)}
-MAX_N = {'fpm': 20_000}
-
+# %% ../nbs/17_experiments.ipynb #27b55bc9
 def _lodo_options(lt, task):
     r = lt[(lt.task == task) & (lt.method == 'geotter')].iloc[0]
     return dict(beta=float(r.sel_beta), k=int(r.sel_k), alpha=float(r.sel_alpha))
 
-def _write_tables(res, lt, out):
+# %% ../nbs/17_experiments.ipynb #a028b7ea
+def _write_tables(res, lt, out, note):
     tab, bal = table1(res), table1(res, 'balanced_accuracy')
-    bbs = backbone_tables(res)
-    (out / 'table1.md').write_text('Accuracy (%)\n\n' + format_table(tab) + '\n\nBalanced accuracy (%)\n\n' + format_table(bal))
-    (out / 'table1.tex').write_text(format_table(tab, 'latex', caption='Accuracy (%), LODO protocol', label='tab:results'))
-    (out / 'backbones.md').write_text('\n\n'.join(f'### {b}\n\n' + format_table(t) for b, t in bbs.items()))
+    bbs, bbs_bal = backbone_tables(res), backbone_tables(res, 'balanced_accuracy')
+    text = 'Accuracy (%)\n\n' + format_table(tab) + '\n\nBalanced accuracy (%)\n\n' + format_table(bal) + '\n\nTasks\n\n' + note
+    (out / 'table1.md').write_text(text + '\n')
+    (out / 'table1.tex').write_text(format_table(tab, 'latex', caption='Accuracy (%), LODO protocol', label='tab:results') + '\n\n' +
+                                    format_table(bal, 'latex', caption='Balanced accuracy (%), LODO protocol', label='tab:results-balanced'))
+    (out / 'backbones.md').write_text('\n\n'.join(f'### {b}\n\nAccuracy (%)\n\n' + format_table(t) + '\n\nBalanced accuracy (%)\n\n' +
+                                                  format_table(bbs_bal[b]) for b, t in bbs.items()))
     (out / 'backbones.tex').write_text('\n\n'.join(format_table(t, 'latex', caption=f'Accuracy (%) on backbone {b}')
                                                    for b, t in bbs.items()))
-    return dict(table1=tab, balanced=bal, backbones=bbs, gains=gains(tab), results=res, lodo=lt)
+    return dict(table1=tab, balanced=bal, backbones=bbs, backbones_balanced=bbs_bal, gains=gains(tab), results=res, lodo=lt,
+                tasks=note, text=text)
 
 # %% ../nbs/17_experiments.ipynb #523d4560
 def run_ablations(tasks=DEFAULT_TASKS,  # task names or Task objects
-                  out='geotter_out/experiments', # output folder (also the cache)
+                  out=None,             # output folder, also the cache (None: `results_root()`)
                   fast:bool=False,      # small subsamples, one seed
                   seeds=(0, 1, 2),
                   n_jobs:int=1, backend:str|None=None, progress:bool=True,
                   sweep_tasks=None,     # tasks shown in the sweep figure (default: the first task of each dataset)
-                 )->dict:               # 'cfgs' table, 'sweeps' and 'iterations' figures
+                 )->dict:               # 'cfgs' and 'cfgs_balanced' tables, 'sweeps' and 'iterations' figures
     "CF/GS on/off table, accuracy vs beta/k/alpha sweeps and Multi-GeoTTER vs steps (App. C.2)."
-    loaded, out, seeds = _setup(tasks, out, fast, seeds)
+    loaded, out, seeds, note = _setup(tasks, out, fast, seeds)
     kw = dict(seeds=seeds, out=out, n_jobs=n_jobs, backend=backend, progress=progress)
     scores = grid_scores(loaded, **kw)
     lt = lodo(scores)
     need = [t for t in loaded if (lt[(lt.task == t.name) & (lt.method == 'geotter')].sel_beta == 0).any()]
-    extra = grid_scores(need, betas=(0.4,), **kw) if need else scores.iloc[:0]
-    cf = cfgs_ablation(pd.concat([scores, extra]), lt)
-    cf.round(2).to_csv(out / 'cfgs_ablation.csv')
-    (out / 'cfgs_ablation.md').write_text(format_table(cf[['Baseline', '+CF', '+GS', '+CF+GS']]))
+    both = pd.concat([scores, grid_scores(need, betas=(0.4,), **kw) if need else scores.iloc[:0]])
+    cf, cf_bal = cfgs_ablation(both, lt), cfgs_ablation(both, lt, metric='balanced_accuracy')
+    cf.round(2).to_csv(out / 'cfgs_ablation.csv'); cf_bal.round(2).to_csv(out / 'cfgs_ablation_balanced.csv')
+    cols = ['Baseline', '+CF', '+GS', '+CF+GS']
+    (out / 'cfgs_ablation.md').write_text('Accuracy (%)\n\n' + format_table(cf[cols]) + '\n\nBalanced accuracy (%)\n\n' + format_table(cf_bal[cols]))
     if sweep_tasks is None: sweep_tasks = list(dict.fromkeys({task_dataset(t): t.name for t in reversed(loaded)}.values()))[::-1]
-    return dict(cfgs=cf, sweeps=plot_sweeps(scores, sweep_tasks, path=out / 'sweeps.png'),
-                iterations=plot_iterations(scores, lt, path=out / 'iterations.png'), scores=scores, lodo=lt)
+    return dict(cfgs=cf, cfgs_balanced=cf_bal, sweeps=plot_sweeps(scores, sweep_tasks, path=out / 'sweeps.png'),
+                iterations=plot_iterations(scores, lt, path=out / 'iterations.png'), scores=scores, lodo=lt, tasks=note)
+
+# %% ../nbs/17_experiments.ipynb #3863349f
+def _shots(labels, s, rng):
+    "s labelled indices per class (at most n_c - 1, so every class keeps a target sample)."
+    return np.concatenate([rng.choice(np.flatnonzero(labels == c), min(s, max((labels == c).sum() - 1, 0)), replace=False)
+                           for c in np.unique(labels)]).astype(np.int64)
+
+# %% ../nbs/17_experiments.ipynb #55c31318
+def prior_estimates(task:Task,          # the task (labels used to draw the labelled shots and to score)
+                    shots=(1, 5, 20),   # labelled examples per class for BBSE
+                    seed=0,             # draw of the labelled examples
+                   )->list:             # rows: task, estimator, shots, seed, tv
+    "TV error of the uniform prior, EM, BBSE, BBSE-soft and random labelled counts on one task."
+    L = np.asarray(task.zero_shot_logits(), dtype=np.float64); P = np.asarray(softmax(L))
+    y, m, rng = task.labels, task.n_classes, check_random_state(seed)
+    row = lambda est, s, q, nu: dict(task=task.name, estimator=est, shots=s, seed=int(seed), tv=total_variation(q, nu))
+    rows = [row('uniform', 0, np.full(m, 1 / m), task.prior), row('EM', 0, em_prior(P), task.prior)]
+    for s in shots:
+        lab = _shots(y, s, rng); rest = np.setdiff1d(np.arange(len(y)), lab); nu = class_prior(y[rest], m)
+        if len(np.unique(y[lab])) == len(np.unique(y)) == m:
+            rows += [row('BBSE', s, bbse_prior(P[rest], P[lab], y[lab]), nu),
+                     row('BBSE-soft', s, bbse_prior(P[rest], P[lab], y[lab], soft=True), nu)]
+        rows.append(row('random labelled counts', s, class_prior(y[rng.choice(rest, min(s * m, len(rest)), replace=False)], m), nu))
+    return rows
+
+# %% ../nbs/17_experiments.ipynb #b415017b
+def label_free_eval(task:Task,          # the task (labels used only to score, and by the oracle rows)
+                    seed=0,             # k-means seed and fold split
+                    **kwargs,           # GeoTTER options (default PAPER_DEFAULTS)
+                   )->list:             # rows: task, method, prior, uses_labels, seed, accuracy, balanced_accuracy
+    "Accuracy without the label ratio (uniform, EM, peers, label-free GeoTTER) and with it (oracle), on one task."
+    q_em = np.asarray(em_prior(softmax(np.asarray(task.zero_shot_logits(), dtype=np.float64))))
+    runs = [('zero-shot', '-', False, lambda: run_method('zs', task))] + \
+           [(COLUMN_LABELS[p], '-', False, lambda p=p: run_method(p, task)) for p in PEER_METHODS] + \
+           [('OTTER', 'uniform', False, lambda: run_method('otter', task, 'uniform')),
+            ('OTTER', 'EM (whole batch)', False, lambda: run_method('otter', task, q_em)),
+            ('GeoTTER', 'uniform', False, lambda: run_method('geotter', task, 'uniform', seed=seed, **kwargs)),
+            ('GeoTTER', 'EM (whole batch)', False, lambda: run_method('geotter', task, q_em, seed=seed, **kwargs)),
+            ('GeoTTER w/o LR', 'teacher: EM on A', False, lambda: label_free_predict(task, seed, 'em', **kwargs)),
+            ('GeoTTER w/o LR', 'teacher: uniform on A', False, lambda: label_free_predict(task, seed, 'uniform', **kwargs)),
+            ('OTTER', 'true label ratio', True, lambda: run_method('otter', task)),
+            ('GeoTTER', 'true label ratio', True, lambda: run_method('geotter', task, seed=seed, **kwargs))]
+    return [dict(task=task.name, method=m, prior=p, uses_labels=u, seed=int(seed), accuracy=100 * accuracy(task.labels, pred),
+                 balanced_accuracy=100 * balanced_accuracy(task.labels, pred)) for m, p, u, f in runs for pred in [np.asarray(f())]]
+
+# %% ../nbs/17_experiments.ipynb #eec253fe
+def _lf_job(task, seed, shots, kwargs, key):
+    return [dict(key=key, kind='accuracy', **r) for r in label_free_eval(task, seed, **kwargs)] + \
+           [dict(key=key, kind='prior', **r) for r in prior_estimates(task, shots, seed)]
+
+# %% ../nbs/17_experiments.ipynb #c62697eb
+def run_label_free(tasks=('wordnet-sample', 'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2', 'cifar10-biomedclip',
+                          'synthetic'),  # task names or Task objects
+                   out=None,            # output folder, also the cache (None: `results_root()`)
+                   fast:bool=False, seeds=(0, 1, 2), shots=(1, 5, 20),
+                   n_jobs:int=1, backend:str|None=None, progress:bool=True,
+                   **kwargs,            # GeoTTER options
+                  )->dict:              # 'priors' (TV), 'accuracy', 'balanced' tables, 'rows', 'tasks'
+    "Prior estimators' TV errors and the (balanced) accuracy of the label-free variants on each task (Sec. 4.3)."
+    from joblib import delayed
+    loaded, out, seeds, note = _setup(tasks, out, fast, seeds, synthetic_seeds=(0,))
+    store = ResultStore(out / 'label_free.csv')
+    done, keys, jobs = store.keys(), [], []
+    for t in loaded:
+        for s in seeds:
+            key = config_key(kind='label-free', task=t.name, checksum=task_checksum(t), seed=s, shots=list(shots), options=kwargs)
+            keys.append(key)
+            if key not in done: jobs.append(delayed(_lf_job)(t, s, shots, kwargs, key))
+    for rows in run_jobs(jobs, n_jobs, backend, progress, 'label-free'): store.append(rows)
+    f = store.frame(); f = f[f.key.isin(keys)]
+    names, idx = [t.name for t in loaded], ['method', 'prior', 'uses_labels']
+    acc, bal = (f[f.kind == 'accuracy'].pivot_table(index=idx, columns='task', values=v, sort=False)[names] for v in ('accuracy', 'balanced_accuracy'))
+    pri = f[f.kind == 'prior'].pivot_table(index=['estimator', 'shots'], columns='task', values='tv', sort=False)[names]
+    pd.concat({'accuracy': acc, 'balanced_accuracy': bal}, axis=1).round(2).to_csv(out / 'label_free_accuracy.csv')
+    pri.round(4).to_csv(out / 'prior_estimates.csv')
+    return dict(accuracy=acc, balanced=bal, priors=pri, rows=f, tasks=note)

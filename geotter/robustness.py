@@ -13,8 +13,9 @@ import pandas as pd
 from .core import *
 from .method import PAPER_DEFAULTS, run_method
 from .synthetic import gnoise, lnoise
-from .labelfree import total_variation, em_prior
-from .experiments import ResultStore, config_key, task_checksum, load_tasks, run_jobs
+from .priors import total_variation, em_prior
+from .experiments import (ResultStore, config_key, task_checksum, load_tasks, tasks_note, run_jobs, results_root,
+                                 PEER_METHODS, METHOD_LABELS)
 
 # %% auto #0
 __all__ = ['NOISE_STRENGTHS', 'GNOISE_LEVELS', 'LNOISE_LEVELS', 'GNOISE_VECTOR_LEVELS', 'NOISE_KINDS', 'MIX_LAMBDAS',
@@ -29,6 +30,7 @@ LNOISE_LEVELS = tuple(float(v) for v in np.round(np.arange(0, 0.301, 0.03), 2))
 GNOISE_VECTOR_LEVELS = tuple(float(v) for v in np.round(np.arange(0, 1.501, 0.1), 2))
 NOISE_KINDS = ('gnoise', 'gnoise-vector', 'lnoise')
 
+# %% ../nbs/18_robustness.ipynb #f17d12de
 def perturb(task:Task,                  # a task with embeddings X
             kind:str,                   # 'gnoise' (per coordinate), 'gnoise-vector' (sigma = offset norm) or 'lnoise'
             level:float,                # sigma (gNoise) or eta (lNoise)
@@ -49,18 +51,22 @@ def _scores(task, pred, **info):
     return dict(task=task.name, **info, accuracy=100 * accuracy(task.labels, pred),
                 balanced_accuracy=100 * balanced_accuracy(task.labels, pred))
 
+# %% ../nbs/18_robustness.ipynb #9cc3b7a4
 def noise_unit(task:Task,               # clean task with embeddings
                kind:str, level:float, seed:int=0,
                strengths=NOISE_STRENGTHS, # s: GeoTTER with beta = s, alpha = 1 - s
                k:int=PAPER_DEFAULTS['k'],  # GeoTTER's neighbours
+               baselines=None,          # methods run once per unit (None: ZS, OTTER and PEER_METHODS)
               )->list:                  # rows: task, kind, level, seed, method, strength, accuracy, balanced_accuracy
-    "ZS, OTTER and GeoTTER (beta=s, alpha=1-s) on the task perturbed by `kind` noise of size `level`."
+    "ZS, OTTER, the peers and GeoTTER (beta=s, alpha=1-s) on the task perturbed by `kind` noise of size `level`."
     t = perturb(task, kind, level, seed)
     info = dict(kind=kind, level=float(level), seed=int(seed))
-    rows = [_scores(t, run_method(m, t), method=m, strength=np.nan, **info) for m in ('zs', 'otter')]
+    baselines = ('zs', 'otter') + PEER_METHODS if baselines is None else tuple(baselines)
+    rows = [_scores(t, run_method(m, t), method=m, strength=np.nan, **info) for m in baselines]
     return rows + [_scores(t, run_method('geotter', t, beta=s, alpha=1 - s, k=k, seed=seed), method='geotter',
                            strength=float(s), **info) for s in strengths]
 
+# %% ../nbs/18_robustness.ipynb #c1ffe3d6
 def noise_sweep(tasks:list,             # tasks with embeddings
                 kind:str='gnoise',      # one of NOISE_KINDS
                 levels=None,            # noise levels (default GNOISE_LEVELS, GNOISE_VECTOR_LEVELS or LNOISE_LEVELS)
@@ -69,50 +75,59 @@ def noise_sweep(tasks:list,             # tasks with embeddings
                 out=None,               # folder of the cache `noise.csv` (None: in memory)
                 n_jobs:int=1, backend:str|None=None, progress:bool=True,
                )->pd.DataFrame:         # one row per task, level, seed, method (and strength)
-    "OTTER vs GeoTTER under increasing gNoise or lNoise, cached per (task, kind, level, seed)."
+    "ZS, OTTER, the peers and GeoTTER under increasing gNoise or lNoise, cached per (task, kind, level, seed)."
     from joblib import delayed
     if levels is None: levels = dict(gnoise=GNOISE_LEVELS, lnoise=LNOISE_LEVELS).get(kind, GNOISE_VECTOR_LEVELS)
     store = ResultStore(None if out is None else Path(out) / 'noise.csv')
-    done, keys, jobs = store.keys(), [], []
+    done, keys, jobs, methods = store.keys(), [], [], ['zs', 'otter', *PEER_METHODS]
     for t in tasks:
         tsum = task_checksum(t)
         for lv in levels:
             for s in seeds:
                 key = config_key(kind='noise', noise=kind, level=float(lv), seed=int(s), strengths=list(strengths),
-                                 task=t.name, checksum=tsum)
+                                 methods=methods, task=t.name, checksum=tsum)
                 keys.append(key)
                 if key not in done: jobs.append(delayed(_noise_job)(t, kind, lv, s, strengths, key))
     for rows in run_jobs(jobs, n_jobs, backend, progress, f'{kind} sweep'): store.append(rows)
     f = store.frame()
     return f[f.key.isin(keys)].reset_index(drop=True)
 
+# %% ../nbs/18_robustness.ipynb #1de0a8c7
 def _noise_job(task, kind, level, seed, strengths, key):
     return [dict(key=key, **r) for r in noise_unit(task, kind, level, seed, strengths)]
 
 # %% ../nbs/18_robustness.ipynb #21a3ed61
+_STYLE = {'zs': ('zero-shot', ':', 'gray'), 'otter': ('OTTER', '--', 'tab:blue'), 'geotter': ('GeoTTER', '-', 'tab:orange')}
+_PEER_COLORS = ('tab:green', 'tab:purple', 'tab:brown', 'tab:pink')
+
+# %% ../nbs/18_robustness.ipynb #687d1a87
+def _curves(dk, s):
+    "(label, rows, line style, colour) of every method in one panel: the baselines, the peers, GeoTTER at strength s."
+    peers = [m for m in dict.fromkeys(dk.method) if m not in _STYLE]
+    style = _STYLE | {m: (METHOD_LABELS.get(m, m), '-.', c) for m, c in zip(peers, _PEER_COLORS * 4)}
+    return [(*style[m][:1], dk[(dk.method == m) & (np.isclose(dk.strength, s) if m == 'geotter' else True)], *style[m][1:])
+            for m in ['zs', 'otter', *peers, 'geotter'] if m in set(dk.method)]
+
+# %% ../nbs/18_robustness.ipynb #4cc9f4b1
 def plot_noise(df:pd.DataFrame,         # `noise_sweep` rows (one or both kinds)
                task:str,                # task to plot
                metric:str='balanced_accuracy',
                path=None,
               ):
-    "OTTER vs GeoTTER against gNoise/lNoise level, one panel per CF/GS strength (App. C.3)."
+    "ZS, OTTER, the peers and GeoTTER against gNoise/lNoise level, one panel per CF/GS strength (App. C.3)."
     import matplotlib.pyplot as plt, seaborn as sns
     d = df[df.task == task]
-    kinds = [k for k in NOISE_KINDS if k in set(d.kind)]
-    strengths = sorted(d.strength.dropna().unique())
+    kinds, strengths = [k for k in NOISE_KINDS if k in set(d.kind)], sorted(d.strength.dropna().unique())
     fig, axes = plt.subplots(len(kinds), len(strengths), figsize=(3.1 * len(strengths), 2.8 * len(kinds)),
                              squeeze=False, sharey=True)
-    for i, kind in enumerate(kinds):
-        dk = d[d.kind == kind]
-        for j, s in enumerate(strengths):
-            ax = axes[i, j]
-            for meth, sub, style in (('zero-shot', dk[dk.method == 'zs'], ':'), ('OTTER', dk[dk.method == 'otter'], '--'),
-                                     ('GeoTTER', dk[(dk.method == 'geotter') & np.isclose(dk.strength, s)], '-')):
-                sns.lineplot(sub, x='level', y=metric, ax=ax, errorbar='sd', label=meth, linestyle=style, marker='o',
-                             markersize=3, color={'zero-shot': 'gray', 'OTTER': 'tab:blue', 'GeoTTER': 'tab:orange'}[meth])
-            ax.set(title=f'{kind}, s={s:g} (beta={s:g}, alpha={1 - s:g})', xlabel='eta' if kind == 'lnoise' else 'sigma',
-                   ylabel=metric.replace('_', ' ') + ' (%)')
-            ax.title.set_fontsize(8); ax.legend(fontsize=7) if (i, j) == (0, 0) else ax.get_legend().remove()
+    for (i, kind), (j, s) in ((ik, js) for ik in enumerate(kinds) for js in enumerate(strengths)):
+        ax = axes[i, j]
+        for label, sub, style, color in _curves(d[d.kind == kind], s):
+            sns.lineplot(sub, x='level', y=metric, ax=ax, errorbar='sd', label=label, linestyle=style, marker='o',
+                         markersize=3, color=color)
+        ax.set(title=f'{kind}, s={s:g} (beta={s:g}, alpha={1 - s:g})', xlabel='eta' if kind == 'lnoise' else 'sigma',
+               ylabel=metric.replace('_', ' ') + ' (%)')
+        ax.title.set_fontsize(8); ax.legend(fontsize=7) if (i, j) == (0, 0) else ax.get_legend().remove()
     fig.suptitle(f'{task}: OTTER vs GeoTTER under noise', y=1.0)
     fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=110, bbox_inches='tight')
@@ -127,6 +142,7 @@ def mix_with_uniform(prior,             # (m,) true prior
     p = np.asarray(check_prior(prior, len(prior)))
     return (1 - lam) * p + lam / len(p)
 
+# %% ../nbs/18_robustness.ipynb #8b5541d5
 def dirichlet_prior(prior,              # (m,) true prior
                     concentration:float,# c > 0: Dir(c * prior); smaller = further from prior
                     seed=0,
@@ -142,11 +158,13 @@ def dirichlet_prior(prior,              # (m,) true prior
 MIX_LAMBDAS = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
 CONCENTRATIONS = (1000.0, 300.0, 100.0, 30.0, 10.0)
 
+# %% ../nbs/18_robustness.ipynb #b1bf399a
 def _prior_job(task, kind, param, seed, prior, key, geotter_kw):
     info = dict(kind=kind, param=float(param), seed=int(seed), tv=total_variation(prior, task.prior), key=key)
     return [_scores(task, run_method('otter', task, prior), method='otter', **info),
             _scores(task, run_method('geotter', task, prior, seed=seed, **geotter_kw), method='geotter', **info)]
 
+# %% ../nbs/18_robustness.ipynb #360410d2
 def prior_sensitivity(tasks:list,       # Task objects
                       lambdas=MIX_LAMBDAS, # mixing weights with the uniform prior
                       concentrations=CONCENTRATIONS, # Dirichlet concentrations
@@ -203,22 +221,26 @@ def plot_prior_sensitivity(df:pd.DataFrame, # `prior_sensitivity` rows
 
 # %% ../nbs/18_robustness.ipynb #4eca181d
 def run_noise(tasks=('wordnet-sample', 'synthetic'), # task names or Task objects (those with embeddings are used)
-              out='geotter_out/experiments', fast:bool=False, seeds=(0, 1, 2),
+              out=None,                 # output folder, also the cache (None: `results_root()`)
+              fast:bool=False, seeds=(0, 1, 2),
               n_jobs:int=1, backend:str|None=None, progress:bool=True,
-             )->dict:                   # 'scores', 'gap' table, 'figures'
-    "gNoise and lNoise sweeps, OTTER vs GeoTTER at four CF/GS strengths (Sec. 5.4, App. C.3)."
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    loaded = [t for t in load_tasks(tasks, fast=fast, synthetic_seeds=(0,)) if t.X is not None]
-    seeds = (0,) if fast else tuple(seeds)
+             )->dict:                   # 'scores', 'gap' (balanced accuracy), 'gap_accuracy', 'figures', 'tasks'
+    "gNoise and lNoise sweeps, ZS, OTTER, the peers and GeoTTER at four CF/GS strengths (Sec. 5.4, App. C.3)."
+    out = results_root(out); out.mkdir(parents=True, exist_ok=True)
+    skipped = {}
+    loaded = load_tasks(tasks, fast=fast, synthetic_seeds=(0,), skipped=skipped)
+    skipped |= {t.name: 'no embeddings (logits only); noise perturbs embeddings' for t in loaded if t.X is None}
+    loaded, seeds = [t for t in loaded if t.X is not None], ((0,) if fast else tuple(seeds))
     lv = {'gnoise': (0.0, 0.1, 0.5) if fast else GNOISE_LEVELS, 'gnoise-vector': (0.0, 1.0) if fast else GNOISE_VECTOR_LEVELS,
           'lnoise': (0.0, 0.3) if fast else LNOISE_LEVELS}
     kw = dict(seeds=seeds, out=out, n_jobs=n_jobs, backend=backend, progress=progress)
     df = pd.concat([noise_sweep(loaded, kind, lv[kind], **kw) for kind in NOISE_KINDS], ignore_index=True)
-    gap = noise_gap(df)
-    gap.round(2).to_csv(out / 'noise_gap.csv')
+    gap, gap_acc = noise_gap(df), noise_gap(df, 'accuracy')
+    gap.round(2).to_csv(out / 'noise_gap.csv'); gap_acc.round(2).to_csv(out / 'noise_gap_accuracy.csv')
     figs = {t.name: plot_noise(df, t.name, path=out / f'noise_{t.name}.png') for t in loaded}
-    return dict(scores=df, gap=gap, figures=figs)
+    return dict(scores=df, gap=gap, gap_accuracy=gap_acc, figures=figs, tasks=tasks_note(loaded, skipped))
 
+# %% ../nbs/18_robustness.ipynb #8ce7acdb
 def noise_gap(df:pd.DataFrame, metric:str='balanced_accuracy')->pd.DataFrame:
     "GeoTTER − OTTER (points, mean over seeds) per task, noise kind, level and strength."
     m = df.groupby(['task', 'kind', 'level', 'method', 'strength'], dropna=False)[metric].mean().reset_index()
@@ -229,15 +251,17 @@ def noise_gap(df:pd.DataFrame, metric:str='balanced_accuracy')->pd.DataFrame:
 # %% ../nbs/18_robustness.ipynb #fccfbf4c
 def run_prior_sensitivity(tasks=('wordnet-sample', 'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2',
                                  'cifar10-biomedclip', 'synthetic'),
-                          out='geotter_out/experiments', fast:bool=False, seeds=(0, 1, 2),
+                          out=None,     # output folder, also the cache (None: `results_root()`)
+                          fast:bool=False, seeds=(0, 1, 2),
                           n_jobs:int=1, backend:str|None=None, progress:bool=True,
-                         )->dict:       # 'scores', 'figure'
+                         )->dict:       # 'scores', 'zs', 'figure', 'tasks'
     "OTTER and GeoTTER accuracy against the total-variation error of the prior they are given."
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    loaded = load_tasks(tasks, fast=fast, synthetic_seeds=(0,))
+    out = results_root(out); out.mkdir(parents=True, exist_ok=True)
+    skipped = {}
+    loaded = load_tasks(tasks, fast=fast, synthetic_seeds=(0,), skipped=skipped)
     seeds = (0,) if fast else tuple(seeds)
     df = prior_sensitivity(loaded, lambdas=(0.0, 0.5, 1.0) if fast else MIX_LAMBDAS,
                            concentrations=(10.0,) if fast else CONCENTRATIONS, seeds=seeds, out=out, n_jobs=n_jobs,
                            backend=backend, progress=progress)
     zs = {t.name: 100 * accuracy(t.labels, run_method('zs', t)) for t in loaded}
-    return dict(scores=df, zs=zs, figure=plot_prior_sensitivity(df, zs, path=out / 'prior.png'))
+    return dict(scores=df, zs=zs, figure=plot_prior_sensitivity(df, zs, path=out / 'prior.png'), tasks=tasks_note(loaded, skipped))

@@ -1,0 +1,93 @@
+"""The chunked GeoTTER path against the in-memory method, and on a dask.distributed cluster.
+
+`geotter.chunked` sits below the method, graph and cluster modules (it takes the geometry as input), so the
+end-to-end agreement with `geotter.method.geotter` is checked here rather than in its notebook.
+"""
+import numpy as np
+import pytest
+import torch
+
+from geotter.chunked import chunked_emd, geotter_chunked
+from geotter.cluster import kmeans
+from geotter.core import check_embeddings
+from geotter.graph import knn_indices
+from geotter.method import geotter
+from geotter.transport import emd
+
+
+def _batch(n, m, d, seed, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(m, d))
+    labels = rng.integers(0, m, n)
+    X = 0.6 * Y[labels] + rng.normal(size=(n, d))
+    return X.astype(dtype), Y.astype(dtype), rng.dirichlet(np.ones(m) * 2)
+
+
+def _geometry(X, Y, m, k=7, seed=0):
+    "The k-means and exact k-NN that `geotter` builds on the same batch."
+    Xn, _ = check_embeddings(torch.as_tensor(X), torch.as_tensor(Y))
+    cent, z = kmeans(Xn, m, seed=seed)
+    return cent, z, knn_indices(Xn, k)
+
+
+@pytest.mark.parametrize('n,m,dtype,steps,prior_weight', [(400, 8, np.float32, 1, 0.0), (1500, 30, np.float32, 1, 0.0),
+                                                          (800, 12, np.float64, 2, 1.0)])
+def test_same_labels_as_geotter(n, m, dtype, steps, prior_weight):
+    "Same labels as the in-memory method, plans equal to rounding, and a zero duality gap."
+    X, Y, prior = _batch(n, m, 16, seed=n, dtype=dtype)
+    ref = geotter(torch.as_tensor(X), torch.as_tensor(Y), prior, steps=steps, prior_weight=prior_weight)
+    cent, z, nbrs = _geometry(X, Y, m)
+    res = geotter_chunked(X, Y, prior, neighbors=nbrs, centroids=cent, assignment=z, steps=steps,
+                          prior_weight=prior_weight, chunk_rows=256, n_candidates=4)
+    np.testing.assert_array_equal(res.labels, ref.labels.numpy())
+    np.testing.assert_allclose(res.ot_plan.toarray(), ref.ot_plan.numpy(), atol=1e-9)
+    np.testing.assert_allclose(res.plan.toarray(), ref.plan.numpy(), atol=1e-9)
+    obj = float((ref.ot_plan.double() * ref.cost.double()).sum())
+    assert abs(res.ot.objective - obj) <= 1e-6 * abs(obj)          # the float32 plan rounds its masses
+    assert abs(res.ot.gap) <= 1e-12
+
+
+def test_chunked_emd_medium():
+    "A 20,000 x 200 problem: objective of the dense exact solver to 1e-9, same labels."
+    rng = np.random.default_rng(5)
+    C = rng.random((20_000, 200)) + 0.3 * rng.random((20_000, 1))
+    nu = rng.dirichlet(np.ones(200))
+    sol, P = chunked_emd(C, nu, chunk_rows=4096), emd(C, 'uniform', nu)
+    obj = float((P * C).sum())
+    assert abs(sol.objective - obj) <= 1e-9 * obj and abs(sol.gap) <= 1e-9 * obj
+    np.testing.assert_array_equal(sol.labels, P.argmax(1))
+
+
+def test_dask_local_cluster():
+    "A row-chunked dask array on a 2-worker LocalCluster gives the in-memory labels and plans."
+    da = pytest.importorskip('dask.array')
+    distributed = pytest.importorskip('distributed')
+    X, Y, prior = _batch(900, 10, 16, seed=7)
+    cent, z, nbrs = _geometry(X, Y, 10)
+    mem = geotter_chunked(X, Y, prior, neighbors=nbrs, centroids=cent, chunk_rows=200)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+         distributed.Client(cluster):
+        dist = geotter_chunked(da.from_array(X, chunks=(200, -1)), Y, prior, neighbors=nbrs, centroids=cent)
+    np.testing.assert_array_equal(dist.labels, mem.labels)
+    assert (dist.plan != mem.plan).nnz == 0
+
+
+from hypothesis import given, strategies as st
+
+
+@given(n=st.integers(1, 60), m=st.integers(1, 8), K=st.integers(1, 8), chunk=st.integers(1, 70),
+       zeros=st.integers(0, 3), seed=st.integers(0, 2**31 - 1), integer_costs=st.booleans())
+def test_chunked_emd_is_exact(n, m, K, chunk, zeros, seed, integer_costs):
+    "Any small problem, ties and empty classes included: the dense exact objective, exact marginals, zero gap."
+    rng = np.random.default_rng(seed)
+    C = rng.integers(0, 4, (n, m)).astype(float) if integer_costs else rng.random((n, m))
+    nu = rng.dirichlet(np.ones(m))
+    nu[rng.choice(m, min(zeros, m - 1), replace=False)] = 0
+    nu /= nu.sum()
+    sol, P = chunked_emd(C, nu, n_candidates=K, chunk_rows=chunk), emd(C, 'uniform', nu, solver='pot')
+    obj = float((P * C).sum())
+    tol = 1e-9 * max(1.0, abs(obj))
+    assert abs(sol.objective - obj) <= tol and abs(sol.gap) <= tol
+    np.testing.assert_allclose(sol.plan.sum(1), np.full(n, 1 / n), atol=1e-12)
+    np.testing.assert_allclose(sol.plan.sum(0), nu, atol=1e-12)
+    assert sol.plan.min() >= 0
