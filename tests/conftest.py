@@ -2,6 +2,7 @@
 
 `HYPOTHESIS_PROFILE=thorough pytest tests` draws more examples (not derandomized) for a deeper local search."""
 import os
+from pathlib import Path
 from hypothesis import settings, HealthCheck
 
 settings.register_profile('ci', max_examples=40, derandomize=True, deadline=None, print_blob=True,
@@ -9,3 +10,8 @@ settings.register_profile('ci', max_examples=40, derandomize=True, deadline=None
 settings.register_profile('thorough', max_examples=500, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
+
+# The real image-logit tasks (CIFAR-10 logits of four backbones) live in a data directory (`GEOTTER_DATA`); where the
+# project's shared data folder sits beside the repository, the tests use it.
+_shared = Path(__file__).resolve().parents[2] / 'shared' / 'data'
+if not os.environ.get('GEOTTER_DATA') and _shared.is_dir(): os.environ['GEOTTER_DATA'] = str(_shared)
