@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .core import *
-from .graph import faiss_module
+from .graph import faiss_module, faiss_threads
 
 # %% auto #0
 __all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'kmeans',
@@ -78,16 +78,17 @@ def _lloyd_torch(X, C, max_iter, max_block):
         assign = new
     return C, assign, float(d2.sum())
 
-# %% ../nbs/07_cluster.ipynb #a195e138
+# %% ../nbs/07_cluster.ipynb #4d1c0707
 def _lloyd_faiss(X, C, max_iter, seed):
     "The same Lloyd rounds run by faiss (on a GPU if faiss has one and X is on CUDA)."
-    import faiss
+    faiss = faiss_module()
     A = np.ascontiguousarray(X.detach().cpu().numpy(), dtype=np.float32)
     gpu = X.is_cuda and hasattr(faiss, 'get_num_gpus') and faiss.get_num_gpus() > 0
     km = faiss.Kmeans(A.shape[1], C.shape[0], niter=max_iter, seed=seed, verbose=False, gpu=gpu,
                       min_points_per_centroid=1, max_points_per_centroid=1 << 30)
-    km.train(A, init_centroids=np.ascontiguousarray(C.detach().cpu().numpy(), dtype=np.float32))
-    D, I = km.index.search(A, 1)
+    with faiss_threads(A.shape[0] * C.shape[0] * A.shape[1] * max_iter):
+        km.train(A, init_centroids=np.ascontiguousarray(C.detach().cpu().numpy(), dtype=np.float32))
+        D, I = km.index.search(A, 1)
     as_t = lambda a, **kw: torch.as_tensor(a, device=X.device, **kw)
     return as_t(km.centroids, dtype=X.dtype), as_t(I[:, 0], dtype=torch.int64), float(D.sum())
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -16,8 +17,9 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['KNN_METHODS', 'KNN_APPROX_MIN_N', 'faiss_module', 'knn_recall', 'KNNSearch', 'knn_search', 'knn_indices',
-           'neighbour_graph', 'knn_graph', 'row_normalize', 'graph_smooth', 'laplacian', 'tikhonov_smooth']
+__all__ = ['FAISS_SERIAL_WORK', 'KNN_METHODS', 'KNN_APPROX_MIN_N', 'faiss_module', 'faiss_threads', 'knn_recall', 'KNNSearch',
+           'knn_search', 'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize', 'graph_smooth', 'laplacian',
+           'tikhonov_smooth']
 
 # %% ../nbs/06_graph.ipynb #9123007e
 def faiss_module():
@@ -25,6 +27,19 @@ def faiss_module():
     try: import faiss
     except ImportError: return None
     return faiss
+
+# %% ../nbs/06_graph.ipynb #6deb5abc
+FAISS_SERIAL_WORK = 2**27       # faiss problems of fewer multiply-adds run on one thread
+
+@contextmanager
+def faiss_threads(work:int):
+    "Run faiss on one thread inside the block when `work` (multiply-adds) is below `FAISS_SERIAL_WORK`."
+    faiss = faiss_module()
+    if faiss is None or work >= FAISS_SERIAL_WORK: yield; return
+    old = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try: yield
+    finally: faiss.omp_set_num_threads(old)
 
 # %% ../nbs/06_graph.ipynb #e63811fe
 def _check_bool(x, name:str)->bool:
@@ -61,7 +76,7 @@ def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int)->torch
                 V[t:t + b], I[t:t + b] = _merge_topk(V[t:t + b], I[t:t + b], top.values.T, top.indices.T + s, k)
     return I
 
-# %% ../nbs/06_graph.ipynb #818689ad
+# %% ../nbs/06_graph.ipynb #22c80db4
 def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, c:int):
     "A filled faiss inner-product index over the rows of `A`: exact, HNSW or IVF."
     d = A.shape[1]
@@ -81,7 +96,8 @@ def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, c:i
 def _faiss_candidates(Xn:torch.Tensor, c:int, method:str, ef_search:int, nprobe:int)->torch.Tensor:
     "(n, c) candidate neighbours of every row from a faiss index (self usually among them, -1 if none)."
     A = np.ascontiguousarray(Xn.detach().cpu().numpy(), dtype=np.float32)
-    _, I = _faiss_index(faiss_module(), A, method, ef_search, nprobe, c).search(A, c)
+    with faiss_threads(A.shape[0] ** 2 * A.shape[1]):
+        _, I = _faiss_index(faiss_module(), A, method, ef_search, nprobe, c).search(A, c)
     return torch.as_tensor(I, dtype=torch.int64, device=Xn.device)
 
 # %% ../nbs/06_graph.ipynb #12d65132
