@@ -17,7 +17,7 @@ from .graph import faiss_module, faiss_threads
 __all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'kmeans',
            'cluster_cost', 'fuse_costs']
 
-# %% ../nbs/07_cluster.ipynb #3ec88be4
+# %% ../nbs/07_cluster.ipynb #7129a3bf
 def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int):
     "Nearest centre of each row of X, and the squared distance to it, in chunks."
     chunk = max(1, max_block // max(1, C.shape[0]))
@@ -29,6 +29,7 @@ def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int):
         idx.append(i); d2.append((v + (Xb * Xb).sum(1)).clamp_min(0))
     return torch.cat(idx), torch.cat(d2)
 
+# %% ../nbs/07_cluster.ipynb #bd5a9520
 def _int(x, name:str, low:int=1)->int:
     "`x` as an int if it is an integer (numpy's included) >= `low`, else a `ValueError` naming `name`."
     return int(check_scalar(x, name, numbers.Integral, low=low))
@@ -43,7 +44,7 @@ def nearest_centres(X,                # (n, d) samples
     C = check_matrix(centres, 'centres', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
     return like_input(_sq_dists_argmin(Xt, C, _int(max_block, 'max_block'))[0], X)
 
-# %% ../nbs/07_cluster.ipynb #9aea2f13
+# %% ../nbs/07_cluster.ipynb #725f2c91
 def _kmeans_pp(X:torch.Tensor, K:int, rng:np.random.Generator)->torch.Tensor:
     "Greedy k-means++ seeding: of 2+log(K) candidates drawn with probability D(x)^2, keep the best."
     n, trials = X.shape[0], 2 + int(np.log(K))
@@ -60,6 +61,7 @@ def _kmeans_pp(X:torch.Tensor, K:int, rng:np.random.Generator)->torch.Tensor:
         centres.append(int(cands[best])); d2 = pots[best]
     return X[centres].clone()
 
+# %% ../nbs/07_cluster.ipynb #3fdbe765
 def _seeds(X:torch.Tensor, K:int, init:str, rng:np.random.Generator)->torch.Tensor:
     "Initial centres: greedy k-means++ or K distinct random samples."
     if init == 'k-means++': return _kmeans_pp(X, K, rng)
@@ -92,19 +94,21 @@ def _lloyd_faiss(X, C, max_iter, seed):
     as_t = lambda a, **kw: torch.as_tensor(a, device=X.device, **kw)
     return as_t(km.centroids, dtype=X.dtype), as_t(I[:, 0], dtype=torch.int64), float(D.sum())
 
-# %% ../nbs/07_cluster.ipynb #8b8c6797
+# %% ../nbs/07_cluster.ipynb #04ad7bbd
 KMEANS_TRAIN_PER_CLUSTER = 256    # 'auto' training rows per cluster (faiss's max_points_per_centroid)
 KMEANS_MIN_TRAIN = 50_000         # 'auto' never trains on fewer rows than this (nor than n)
 
+# %% ../nbs/07_cluster.ipynb #e2321f12
 def _train_rows(n:int, K:int, max_train, rng:np.random.Generator):
     "Sorted indices of the rows k-means is trained on, or None for all of them."
     if max_train is None: return None
     size = max(KMEANS_MIN_TRAIN, KMEANS_TRAIN_PER_CLUSTER * K) if max_train == 'auto' else max_train
     return None if size >= n else np.sort(rng.choice(n, size, replace=False))
 
-# %% ../nbs/07_cluster.ipynb #9fb39a73
+# %% ../nbs/07_cluster.ipynb #ea4b8414
 KMEANS_INITS, KMEANS_METHODS = ('auto', 'k-means++', 'random'), ('auto', 'faiss', 'torch')
 
+# %% ../nbs/07_cluster.ipynb #1aab588a
 def _kmeans_options(n:int, n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)->dict:
     "The k-means options checked, with 'auto' resolved."
     K = _int(n_clusters, 'n_clusters')

@@ -41,22 +41,24 @@ def faiss_threads(work:int):
     try: yield
     finally: faiss.omp_set_num_threads(old)
 
-# %% ../nbs/06_graph.ipynb #e63811fe
+# %% ../nbs/06_graph.ipynb #02137087
 def _check_bool(x, name:str)->bool:
     "`x` as a bool if it is one (numpy's included), else a `TypeError` naming `name`."
     if not isinstance(x, (bool, np.bool_)): raise TypeError(f"{name}={x!r}; expected True or False")
     return bool(x)
 
+# %% ../nbs/06_graph.ipynb #53e8af7b
 def _check_int(x, name:str, low:int=1)->int:
     "`x` as an int if it is an integer (numpy's included) >= `low`, else a `ValueError` naming `name`."
     return int(check_scalar(x, name, numbers.Integral, low=low))
 
-# %% ../nbs/06_graph.ipynb #9c744643
+# %% ../nbs/06_graph.ipynb #e90e5fff
 def _merge_topk(v, i, new_v, new_i, k:int):
     "Top-k of two candidate lists per row (values, indices)."
     top = torch.cat([v, new_v], 1).topk(k, dim=1)
     return top.values, torch.cat([i, new_i], 1).gather(1, top.indices)
 
+# %% ../nbs/06_graph.ipynb #04bcf00b
 def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int)->torch.Tensor:
     "Exact top-k by blocks of the upper triangle of X X^T, each block updating its rows and its columns."
     n = Xn.shape[0]
@@ -76,7 +78,7 @@ def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int)->torch
                 V[t:t + b], I[t:t + b] = _merge_topk(V[t:t + b], I[t:t + b], top.values.T, top.indices.T + s, k)
     return I
 
-# %% ../nbs/06_graph.ipynb #22c80db4
+# %% ../nbs/06_graph.ipynb #0228a0ce
 def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, c:int):
     "A filled faiss inner-product index over the rows of `A`: exact, HNSW or IVF."
     d = A.shape[1]
@@ -93,6 +95,7 @@ def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, c:i
     index.add(A)
     return index
 
+# %% ../nbs/06_graph.ipynb #eae95ae8
 def _faiss_candidates(Xn:torch.Tensor, c:int, method:str, ef_search:int, nprobe:int)->torch.Tensor:
     "(n, c) candidate neighbours of every row from a faiss index (self usually among them, -1 if none)."
     A = np.ascontiguousarray(Xn.detach().cpu().numpy(), dtype=np.float32)
@@ -135,10 +138,11 @@ def knn_recall(X,                     # (n, d) embeddings the lists were compute
         hits.append((S.gather(1, I[r].clamp(0, Xn.shape[0] - 1)) >= kth).sum(1))
     return float(torch.cat(hits).double().mean()) / I.shape[1]
 
-# %% ../nbs/06_graph.ipynb #4a2d7fa6
+# %% ../nbs/06_graph.ipynb #a75332f8
 KNN_METHODS = ('auto', 'exact', 'torch', 'faiss', 'hnsw', 'ivf')
 KNN_APPROX_MIN_N = 200_000      # method='auto' searches approximately (HNSW) above this many rows
 
+# %% ../nbs/06_graph.ipynb #625bb98a
 def _knn_engine(method:str, n:int, device:torch.device)->str:
     "The engine that runs `method` on n rows on `device`; an `ImportError` if it needs faiss and faiss is absent."
     if method not in KNN_METHODS: raise ValueError(f"method={method!r}; expected one of {KNN_METHODS}")
