@@ -167,7 +167,7 @@ def _search(Xn:torch.Tensor, k:int, include_self:bool, engine:str, max_block:int
     cand = _faiss_candidates(Xn, min(Xn.shape[0], 2 * k + 8), engine, ef_search, nprobe)
     return _rerank(Xn, cand, k, include_self, max_block)
 
-# %% ../nbs/06_graph.ipynb #46d2aae7
+# %% ../nbs/06_graph.ipynb #6f445f61
 def knn_search(X,                     # (n, d) embeddings (any norm; re-normalized)
                k:int,                 # neighbours per sample, 1 <= k < n
                include_self:bool=False, # count x_i as its own first neighbour (reference code)
@@ -188,7 +188,11 @@ def knn_search(X,                     # (n, d) embeddings (any norm; re-normaliz
     recall = 1.0 if engine in ('torch', 'faiss') else knn_recall(Xn, idx, include_self, recall_sample)
     if recall < check_scalar(min_recall, 'min_recall', low=0, high=1):
         warnings.warn(f"approximate k-NN (method={engine!r}) found {recall:.1%} of the exact neighbours on a sample of "
-                      f"{min(recall_sample, Xt.shape[0])} rows; raise ef_search/nprobe, or use method='exact'")
+                      f"{min(recall_sample, Xt.shape[0])} rows; " + ("searching exactly instead" if method == 'auto'
+                      else "raise ef_search/nprobe, or use method='exact'"))
+        if method == 'auto':
+            engine, recall = _knn_engine('exact', Xt.shape[0], Xt.device), 1.0
+            idx = _search(Xn, k, include_self, engine, *opts)
     return KNNSearch(like_input(idx, X), engine, recall)
 
 # %% ../nbs/06_graph.ipynb #c28ddd2d
