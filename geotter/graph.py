@@ -95,24 +95,24 @@ def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, c:i
     index.add(A)
     return index
 
-# %% ../nbs/06_graph.ipynb #eae95ae8
-def _faiss_candidates(Xn:torch.Tensor, c:int, method:str, ef_search:int, nprobe:int)->torch.Tensor:
-    "(n, c) candidate neighbours of every row from a faiss index (self usually among them, -1 if none)."
+# %% ../nbs/06_graph.ipynb #a528e92d
+def _faiss_candidates(Xn:torch.Tensor, c:int, method:str, ef_search:int, nprobe:int)->tuple:
+    "(n, c) float32 similarities and indices of candidate neighbours from a faiss index (-1: none)."
     A = np.ascontiguousarray(Xn.detach().cpu().numpy(), dtype=np.float32)
     with faiss_threads(A.shape[0] ** 2 * A.shape[1]):
-        _, I = _faiss_index(faiss_module(), A, method, ef_search, nprobe, c).search(A, c)
-    return torch.as_tensor(I, dtype=torch.int64, device=Xn.device)
+        D, I = _faiss_index(faiss_module(), A, method, ef_search, nprobe, c).search(A, c)
+    return torch.as_tensor(D, device=Xn.device), torch.as_tensor(I, dtype=torch.int64, device=Xn.device)
 
-# %% ../nbs/06_graph.ipynb #12d65132
-def _rerank(Xn:torch.Tensor, cand:torch.Tensor, k:int, include_self:bool, max_block:int)->torch.Tensor:
+# %% ../nbs/06_graph.ipynb #031f8f51
+def _rerank(Xn:torch.Tensor, sims:torch.Tensor, cand:torch.Tensor, k:int, include_self:bool, max_block:int)->torch.Tensor:
     "The `k` most similar of each row's candidates (n, c), self first or excluded, short rows padded with self."
     n, out = Xn.shape[0], []
     rows = torch.arange(n, device=Xn.device)[:, None]
-    cand = torch.cat([rows, cand], 1)
-    step = max(1, max_block // (cand.shape[1] * Xn.shape[1]))
+    step = max(1, max_block // ((cand.shape[1] + 1) * Xn.shape[1]))
     for s in range(0, n, step):
-        c, r = cand[s:s + step], rows[s:s + step]
-        S = torch.einsum('id,icd->ic', Xn[s:s + step], Xn[c.clamp_min(0)])
+        r, c = rows[s:s + step], cand[s:s + step]
+        S = sims[s:s + step] if Xn.dtype == torch.float32 else torch.einsum('id,icd->ic', Xn[s:s + step], Xn[c.clamp_min(0)])
+        S, c = torch.cat([torch.zeros_like(S[:, :1]), S], 1), torch.cat([r, c], 1)
         S[(c < 0) | (c == r)] = -torch.inf                      # no candidate, or self where faiss put it
         S[:, 0] = torch.inf if include_self else -torch.inf      # self first, or never
         top = S.topk(k, dim=1)
@@ -160,12 +160,13 @@ class KNNSearch(NamedTuple):
     method:str                    # 'torch', 'faiss', 'hnsw' or 'ivf'
     recall:float                  # 1.0 for an exact engine; measured on a row sample otherwise
 
-# %% ../nbs/06_graph.ipynb #66d44d51
+# %% ../nbs/06_graph.ipynb #f5f8bc58
 def _search(Xn:torch.Tensor, k:int, include_self:bool, engine:str, max_block:int, ef_search:int, nprobe:int):
     "(n, k) neighbour lists of unit rows `Xn` by one engine."
     if engine == 'torch': return _topk_torch(Xn, k, include_self, max_block)
-    cand = _faiss_candidates(Xn, min(Xn.shape[0], 2 * k + 8), engine, ef_search, nprobe)
-    return _rerank(Xn, cand, k, include_self, max_block)
+    c = k + 1 if Xn.dtype == torch.float32 else 2 * k + 8        # float64: spare candidates for the re-ranking
+    sims, cand = _faiss_candidates(Xn, min(Xn.shape[0], c), engine, ef_search, nprobe)
+    return _rerank(Xn, sims, cand, k, include_self, max_block)
 
 # %% ../nbs/06_graph.ipynb #6f445f61
 def knn_search(X,                     # (n, d) embeddings (any norm; re-normalized)
