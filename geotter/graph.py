@@ -17,9 +17,9 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['FAISS_SERIAL_WORK', 'KNN_METHODS', 'KNN_APPROX_MIN_N', 'faiss_module', 'faiss_threads', 'knn_recall', 'KNNSearch',
-           'knn_search', 'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize', 'graph_smooth', 'laplacian',
-           'tikhonov_smooth']
+__all__ = ['FAISS_SERIAL_WORK', 'KNN_METHODS', 'KNN_FAISS_MIN_N', 'KNN_APPROX_MIN_N', 'faiss_module', 'faiss_threads',
+           'knn_recall', 'KNNSearch', 'knn_search', 'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize',
+           'graph_smooth', 'laplacian', 'tikhonov_smooth']
 
 # %% ../nbs/06_graph.ipynb #9123007e
 def faiss_module():
@@ -138,19 +138,20 @@ def knn_recall(X,                     # (n, d) embeddings the lists were compute
         hits.append((S.gather(1, I[r].clamp(0, Xn.shape[0] - 1)) >= kth).sum(1))
     return float(torch.cat(hits).double().mean()) / I.shape[1]
 
-# %% ../nbs/06_graph.ipynb #a75332f8
+# %% ../nbs/06_graph.ipynb #db872f89
 KNN_METHODS = ('auto', 'exact', 'torch', 'faiss', 'hnsw', 'ivf')
-KNN_APPROX_MIN_N = 200_000      # method='auto' searches approximately (HNSW) above this many rows
+KNN_FAISS_MIN_N = 20_000        # method='auto' uses faiss's exact search from this many rows
+KNN_APPROX_MIN_N = 100_000      # method='auto' searches approximately (HNSW) above this many rows
 
-# %% ../nbs/06_graph.ipynb #625bb98a
+# %% ../nbs/06_graph.ipynb #1827a461
 def _knn_engine(method:str, n:int, device:torch.device)->str:
     "The engine that runs `method` on n rows on `device`; an `ImportError` if it needs faiss and faiss is absent."
     if method not in KNN_METHODS: raise ValueError(f"method={method!r}; expected one of {KNN_METHODS}")
     have = faiss_module() is not None and device.type == 'cpu'
     if method in ('faiss', 'hnsw', 'ivf') and faiss_module() is None:
         raise ImportError(f"method={method!r} needs faiss: pip install faiss-cpu")
-    if method == 'exact' or (method == 'auto' and n <= KNN_APPROX_MIN_N): return 'faiss' if have else 'torch'
-    if method == 'auto': return 'hnsw' if have else 'torch'
+    if method == 'exact': return 'faiss' if have else 'torch'
+    if method == 'auto': return 'torch' if not have or n < KNN_FAISS_MIN_N else 'faiss' if n <= KNN_APPROX_MIN_N else 'hnsw'
     return method
 
 # %% ../nbs/06_graph.ipynb #5e53f2d1
