@@ -1,6 +1,7 @@
 """Side-by-side measurements of geotter's geometry (k-NN search, k-means seeding, k-means on a sample).
 
-    python bench/geometry.py knn       # exact engines (blocked torch vs faiss + re-ranking) and HNSW vs exact, by n
+    python bench/geometry.py knn       # exact engines (blocked torch vs faiss) and HNSW vs exact, by n
+    python bench/geometry.py knn --threads 1 --sizes 5000 10000   # the same on one thread (CPU time is steadier)
     python bench/geometry.py seeding   # k-means++ seeding: previous loop vs current vs scikit-learn
     python bench/geometry.py sample    # GeoTTER accuracy on wordnet-sample when k-means trains on a sample
 
@@ -48,7 +49,7 @@ def side_by_side(calls:dict, repeats:int)->dict:
 
 
 # ---------------------------------------------------------------------------------------------------- k-NN
-def bench_knn(sizes=(5_000, 10_000, 20_000), d:int=384, k:int=7, repeats:int=2)->pd.DataFrame:
+def bench_knn(sizes=(5_000, 10_000, 20_000), d:int=384, k:int=7, repeats:int=2, name:str='knn')->pd.DataFrame:
     "Exact torch vs exact faiss (re-ranked) vs HNSW (ef 64) at growing n, with HNSW's recall on 1,000 rows."
     rows = []
     for n in sizes:
@@ -63,7 +64,7 @@ def bench_knn(sizes=(5_000, 10_000, 20_000), d:int=384, k:int=7, repeats:int=2)-
                              recall=knn_recall(X, res.indices, sample=1000), same_as_torch=bool((res.indices == exact).all()),
                              ratio_to_torch=w / best['torch exact'][0]))
             print(rows[-1], flush=True)
-        _save(pd.DataFrame(rows), 'knn')
+        _save(pd.DataFrame(rows), name)
     return pd.DataFrame(rows)
 
 
@@ -140,7 +141,12 @@ if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('what', choices=('knn', 'seeding', 'sample'))
     p.add_argument('--repeats', type=int, default=2)
+    p.add_argument('--threads', type=int, default=None, help='torch and faiss threads (default: theirs)')
+    p.add_argument('--sizes', type=int, nargs='+', default=[5_000, 10_000, 20_000], help='batch sizes of the k-NN runs')
     a = p.parse_args()
-    if a.what == 'knn': bench_knn(repeats=a.repeats)
+    if a.threads:
+        torch.set_num_threads(a.threads)
+        if faiss_module() is not None: faiss_module().omp_set_num_threads(a.threads)
+    if a.what == 'knn': bench_knn(sizes=a.sizes, repeats=a.repeats, name='knn' if a.threads is None else f'knn_{a.threads}thread')
     elif a.what == 'seeding': bench_seeding(repeats=a.repeats)
     else: bench_sample()
