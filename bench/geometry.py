@@ -49,7 +49,7 @@ def side_by_side(calls:dict, repeats:int)->dict:
 
 
 # ---------------------------------------------------------------------------------------------------- k-NN
-def bench_knn(sizes=(5_000, 10_000, 20_000), d:int=384, k:int=7, repeats:int=2, name:str='knn')->pd.DataFrame:
+def bench_knn(sizes=(5_000, 10_000, 20_000), d:int=384, k:int=7, repeats:int=2, csv:str='knn')->pd.DataFrame:
     "Exact torch vs exact faiss (re-ranked) vs HNSW (ef 64) at growing n, with HNSW's recall on 1,000 rows."
     rows = []
     for n in sizes:
@@ -64,7 +64,7 @@ def bench_knn(sizes=(5_000, 10_000, 20_000), d:int=384, k:int=7, repeats:int=2, 
                              recall=knn_recall(X, res.indices, sample=1000), same_as_torch=bool((res.indices == exact).all()),
                              ratio_to_torch=w / best['torch exact'][0]))
             print(rows[-1], flush=True)
-        _save(pd.DataFrame(rows), name)
+        _save(pd.DataFrame(rows), csv)
     return pd.DataFrame(rows)
 
 
@@ -147,6 +147,6 @@ if __name__ == '__main__':
     if a.threads:
         torch.set_num_threads(a.threads)
         if faiss_module() is not None: faiss_module().omp_set_num_threads(a.threads)
-    if a.what == 'knn': bench_knn(sizes=a.sizes, repeats=a.repeats, name='knn' if a.threads is None else f'knn_{a.threads}thread')
+    if a.what == 'knn': bench_knn(sizes=a.sizes, repeats=a.repeats, csv='knn' if a.threads is None else f'knn_{a.threads}thread')
     elif a.what == 'seeding': bench_seeding(repeats=a.repeats)
     else: bench_sample()
