@@ -4,18 +4,20 @@
 
 # %% ../nbs/07_cluster.ipynb #f25051b1
 from __future__ import annotations
+import numbers
 import warnings
 
 import numpy as np
 import torch
 
 from .core import *
-from .graph import _faiss
+from .graph import faiss_module, faiss_threads
 
 # %% auto #0
-__all__ = ['KMEANS_INITS', 'KMEANS_METHODS', 'kmeans', 'cluster_cost', 'fuse_costs']
+__all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'kmeans',
+           'cluster_cost', 'fuse_costs']
 
-# %% ../nbs/07_cluster.ipynb #f4936278
+# %% ../nbs/07_cluster.ipynb #7129a3bf
 def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int):
     "Nearest centre of each row of X, and the squared distance to it, in chunks."
     chunk = max(1, max_block // max(1, C.shape[0]))
@@ -27,11 +29,27 @@ def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int):
         idx.append(i); d2.append((v + (Xb * Xb).sum(1)).clamp_min(0))
     return torch.cat(idx), torch.cat(d2)
 
-def _kmeans_pp(X:torch.Tensor, K:int, rng:np.random.Generator, max_block:int)->torch.Tensor:
+# %% ../nbs/07_cluster.ipynb #bd5a9520
+def _int(x, name:str, low:int=1)->int:
+    "`x` as an int if it is an integer (numpy's included) >= `low`, else a `ValueError` naming `name`."
+    return int(check_scalar(x, name, numbers.Integral, low=low))
+
+# %% ../nbs/07_cluster.ipynb #b819af71
+def nearest_centres(X,                # (n, d) samples
+                    centres,          # (K, d) centres
+                    max_block:int=2**24, # most distances held at once
+                   )->Array:          # (n,) int64 index of the nearest centre
+    "Index of the nearest centre of every row of `X`, in squared Euclidean distance."
+    Xt = check_matrix(X, 'X')
+    C = check_matrix(centres, 'centres', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
+    return like_input(_sq_dists_argmin(Xt, C, _int(max_block, 'max_block'))[0], X)
+
+# %% ../nbs/07_cluster.ipynb #725f2c91
+def _kmeans_pp(X:torch.Tensor, K:int, rng:np.random.Generator)->torch.Tensor:
     "Greedy k-means++ seeding: of 2+log(K) candidates drawn with probability D(x)^2, keep the best."
     n, trials = X.shape[0], 2 + int(np.log(K))
     x2 = (X * X).sum(1)
-    sq = lambda idx: (x2[:, None] - 2 * X @ X[idx].T + x2[idx][None]).clamp_min(0).T   # (len(idx), n)
+    sq = lambda idx: torch.addmm(x2[idx][:, None], X[idx], X.T, alpha=-2).add_(x2).clamp_min_(0)   # (len(idx), n)
     first = int(rng.integers(n))
     centres, d2 = [first], sq([first])[0]
     for _ in range(1, K):
@@ -43,11 +61,13 @@ def _kmeans_pp(X:torch.Tensor, K:int, rng:np.random.Generator, max_block:int)->t
         centres.append(int(cands[best])); d2 = pots[best]
     return X[centres].clone()
 
-def _seeds(X:torch.Tensor, K:int, init:str, rng:np.random.Generator, max_block:int)->torch.Tensor:
+# %% ../nbs/07_cluster.ipynb #3fdbe765
+def _seeds(X:torch.Tensor, K:int, init:str, rng:np.random.Generator)->torch.Tensor:
     "Initial centres: greedy k-means++ or K distinct random samples."
-    if init == 'k-means++': return _kmeans_pp(X, K, rng, max_block)
+    if init == 'k-means++': return _kmeans_pp(X, K, rng)
     return X[np.sort(rng.choice(X.shape[0], K, replace=False))].clone()
 
+# %% ../nbs/07_cluster.ipynb #21b98d96
 def _lloyd_torch(X, C, max_iter, max_block):
     "Lloyd rounds from centres C: (centres, nearest-centre assignment, inertia)."
     assign, d2 = _sq_dists_argmin(X, C, max_block)
@@ -60,56 +80,84 @@ def _lloyd_torch(X, C, max_iter, max_block):
         assign = new
     return C, assign, float(d2.sum())
 
+# %% ../nbs/07_cluster.ipynb #4d1c0707
 def _lloyd_faiss(X, C, max_iter, seed):
     "The same Lloyd rounds run by faiss (on a GPU if faiss has one and X is on CUDA)."
-    import faiss
+    faiss = faiss_module()
     A = np.ascontiguousarray(X.detach().cpu().numpy(), dtype=np.float32)
     gpu = X.is_cuda and hasattr(faiss, 'get_num_gpus') and faiss.get_num_gpus() > 0
     km = faiss.Kmeans(A.shape[1], C.shape[0], niter=max_iter, seed=seed, verbose=False, gpu=gpu,
                       min_points_per_centroid=1, max_points_per_centroid=1 << 30)
-    km.train(A, init_centroids=np.ascontiguousarray(C.detach().cpu().numpy(), dtype=np.float32))
-    D, I = km.index.search(A, 1)
+    with faiss_threads(A.shape[0] * C.shape[0] * A.shape[1] * max_iter):
+        km.train(A, init_centroids=np.ascontiguousarray(C.detach().cpu().numpy(), dtype=np.float32))
+        D, I = km.index.search(A, 1)
     as_t = lambda a, **kw: torch.as_tensor(a, device=X.device, **kw)
     return as_t(km.centroids, dtype=X.dtype), as_t(I[:, 0], dtype=torch.int64), float(D.sum())
 
-# %% ../nbs/07_cluster.ipynb #c3bbf246
+# %% ../nbs/07_cluster.ipynb #04ad7bbd
+KMEANS_TRAIN_PER_CLUSTER = 256    # 'auto' training rows per cluster (faiss's max_points_per_centroid)
+KMEANS_MIN_TRAIN = 50_000         # 'auto' never trains on fewer rows than this (nor than n)
+
+# %% ../nbs/07_cluster.ipynb #e2321f12
+def _train_rows(n:int, K:int, max_train, rng:np.random.Generator):
+    "Sorted indices of the rows k-means is trained on, or None for all of them."
+    if max_train is None: return None
+    size = max(KMEANS_MIN_TRAIN, KMEANS_TRAIN_PER_CLUSTER * K) if max_train == 'auto' else max_train
+    return None if size >= n else np.sort(rng.choice(n, size, replace=False))
+
+# %% ../nbs/07_cluster.ipynb #ea4b8414
 KMEANS_INITS, KMEANS_METHODS = ('auto', 'k-means++', 'random'), ('auto', 'faiss', 'torch')
 
+# %% ../nbs/07_cluster.ipynb #1aab588a
+def _kmeans_options(n:int, n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)->dict:
+    "The k-means options checked, with 'auto' resolved."
+    K = _int(n_clusters, 'n_clusters')
+    if K > n: raise ValueError(f"n_clusters={K} but X has n={n} samples; expected n_clusters <= n")
+    if init not in KMEANS_INITS: raise ValueError(f"init={init!r}; expected one of {KMEANS_INITS}")
+    if method not in KMEANS_METHODS: raise ValueError(f"method={method!r}; expected one of {KMEANS_METHODS}")
+    if not (max_train is None or max_train == 'auto'): _int(max_train, 'max_train', low=K)
+    return dict(K=K, seed=0 if seed is None else _int(seed, 'seed', low=0), max_iter=_int(max_iter, 'max_iter'),
+                n_init=_int(n_init, 'n_init'), max_block=_int(max_block, 'max_block'), max_train=max_train,
+                init=('k-means++' if K <= 256 else 'random') if init == 'auto' else init,
+                method=('faiss' if faiss_module() is not None else 'torch') if method == 'auto' else method)
+
+# %% ../nbs/07_cluster.ipynb #f497d019
+def _restart(Xt:torch.Tensor, o:dict, s:int):
+    "One seeded k-means run: (inertia on all rows, centres, assignment)."
+    rng = check_random_state(s)
+    rows = _train_rows(Xt.shape[0], o['K'], o['max_train'], rng)
+    Xs = Xt if rows is None else Xt[torch.as_tensor(rows, device=Xt.device)]
+    C0 = _seeds(Xs, o['K'], o['init'], rng)
+    C, assign, inertia = (_lloyd_faiss(Xs, C0, o['max_iter'], s) if o['method'] == 'faiss'
+                          else _lloyd_torch(Xs, C0, o['max_iter'], o['max_block']))
+    if rows is not None:
+        assign, d2 = _sq_dists_argmin(Xt, C, o['max_block']); inertia = float(d2.sum())
+    return inertia, C, assign
+
+# %% ../nbs/07_cluster.ipynb #c262bc4a
 def kmeans(X,                         # (n, d) embeddings (re-normalized to unit norm)
            n_clusters:int,            # K, 1 <= K <= n
-           seed:int=0,                # seed of the seeding draws
+           seed:int|None=0,           # seed of the draws (None: 0); restarts use seed, seed+1, ...
            max_iter:int=20,           # Lloyd rounds at most
-           n_init:int=1,              # restarts (seeds seed, seed+1, ...); the lowest inertia wins
+           n_init:int=1,              # restarts; the lowest inertia wins
            init:str='auto',           # 'k-means++', 'random', or 'auto' (k-means++ up to K=256, else random)
            method:str='auto',         # 'faiss', 'torch' (any device), or 'auto' (faiss if installed)
            max_block:int=2**24,       # most distance entries held at once by the torch code
+           max_train='auto',          # rows the centres are learnt from: int, 'auto' or None (all)
           ):                          # (centroids (K, d), assignment (n,) int64)
     "Seeded Lloyd clustering of the unit-normalized rows of `X`; the assignment is to the nearest returned centre."
     Xt = l2_normalize(check_matrix(X, 'X'), 'X')
-    n = Xt.shape[0]
-    check_scalar(n_clusters, 'n_clusters', int, low=1)
-    if n_clusters > n: raise ValueError(f"n_clusters={n_clusters} but X has n={n} samples; expected n_clusters <= n")
-    check_scalar(max_iter, 'max_iter', int, low=1)
-    check_scalar(n_init, 'n_init', int, low=1)
-    if init not in KMEANS_INITS: raise ValueError(f"init={init!r}; expected one of {KMEANS_INITS}")
-    if method not in KMEANS_METHODS: raise ValueError(f"method={method!r}; expected one of {KMEANS_METHODS}")
-    if init == 'auto': init = 'k-means++' if n_clusters <= 256 else 'random'
-    if method == 'auto': method = 'faiss' if _faiss() is not None else 'torch'
-    best = None
-    for s in range(seed, seed + n_init):
-        C0 = _seeds(Xt, n_clusters, init, check_random_state(s), max_block)
-        C, assign, inertia = (_lloyd_faiss(Xt, C0, max_iter, s) if method == 'faiss'
-                              else _lloyd_torch(Xt, C0, max_iter, max_block))
-        if best is None or inertia < best[0]: best = (inertia, C, assign)
-    _, C, assign = best
+    o = _kmeans_options(Xt.shape[0], n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)
+    runs = [_restart(Xt, o, s) for s in range(o['seed'], o['seed'] + o['n_init'])]
+    _, C, assign = min(runs, key=lambda r: r[0])
     return like_input(C, X), like_input(assign, X)
 
-# %% ../nbs/07_cluster.ipynb #761a82c5
+# %% ../nbs/07_cluster.ipynb #fa748ddb
 def cluster_cost(X,                   # (n, d) sample embeddings
                  Y,                   # (m, d) class embeddings
                  n_clusters:int|None=None, # K (default: m, one cluster per class)
-                 seed:int=0,          # k-means seed
-                 **kwargs,            # passed to `kmeans` (max_iter, method, max_block)
+                 seed:int|None=0,     # k-means seed
+                 **kwargs,            # passed to `kmeans` (max_iter, method, max_block, max_train)
                 )->Array:             # (n, m) cost 1 - cos(c_z(i), y_j)
     r"Cluster-level cost $C^{\text{cluster}}_{ij}=1-\cos(c_{z(i)},y_j)$ from k-means on `X`."
     Xn, Yn = check_embeddings(X, Y)
@@ -117,6 +165,7 @@ def cluster_cost(X,                   # (n, d) sample embeddings
     C, z = kmeans(Xn, K, seed=seed, **kwargs)
     return like_input(cosine_cost(C, Yn)[z], X)
 
+# %% ../nbs/07_cluster.ipynb #98e7bca7
 def fuse_costs(C,                     # (n, m) OT cost
                C_cluster,             # (n, m) cluster cost
                beta:float,            # weight of the cluster cost, in [0, 1]

@@ -5,7 +5,10 @@
 # %% ../nbs/06_graph.ipynb #305e1d2a
 from __future__ import annotations
 import math
+import numbers
 import warnings
+from contextlib import contextmanager
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,20 +17,48 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['KNN_METHODS', 'knn_indices', 'knn_graph', 'row_normalize', 'graph_smooth', 'laplacian', 'tikhonov_smooth']
+__all__ = ['FAISS_SERIAL_WORK', 'KNN_METHODS', 'KNN_FAISS_MIN_N', 'KNN_APPROX_MIN_N', 'faiss_module', 'faiss_threads',
+           'knn_recall', 'KNNSearch', 'knn_search', 'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize',
+           'graph_smooth', 'laplacian', 'tikhonov_smooth']
 
 # %% ../nbs/06_graph.ipynb #9123007e
-def _faiss():
-    try:
-        import faiss
-        return faiss
+def faiss_module():
+    "The `faiss` module when it is installed, else `None` (every search and k-means has a torch path)."
+    try: import faiss
     except ImportError: return None
+    return faiss
 
+# %% ../nbs/06_graph.ipynb #6deb5abc
+FAISS_SERIAL_WORK = 2**27       # faiss problems of fewer multiply-adds run on one thread
+
+@contextmanager
+def faiss_threads(work:int):
+    "Run faiss on one thread inside the block when `work` (multiply-adds) is below `FAISS_SERIAL_WORK`."
+    faiss = faiss_module()
+    if faiss is None or work >= FAISS_SERIAL_WORK: yield; return
+    old = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try: yield
+    finally: faiss.omp_set_num_threads(old)
+
+# %% ../nbs/06_graph.ipynb #02137087
+def _check_bool(x, name:str)->bool:
+    "`x` as a bool if it is one (numpy's included), else a `TypeError` naming `name`."
+    if not isinstance(x, (bool, np.bool_)): raise TypeError(f"{name}={x!r}; expected True or False")
+    return bool(x)
+
+# %% ../nbs/06_graph.ipynb #53e8af7b
+def _check_int(x, name:str, low:int=1)->int:
+    "`x` as an int if it is an integer (numpy's included) >= `low`, else a `ValueError` naming `name`."
+    return int(check_scalar(x, name, numbers.Integral, low=low))
+
+# %% ../nbs/06_graph.ipynb #e90e5fff
 def _merge_topk(v, i, new_v, new_i, k:int):
     "Top-k of two candidate lists per row (values, indices)."
     top = torch.cat([v, new_v], 1).topk(k, dim=1)
     return top.values, torch.cat([i, new_i], 1).gather(1, top.indices)
 
+# %% ../nbs/06_graph.ipynb #04bcf00b
 def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int)->torch.Tensor:
     "Exact top-k by blocks of the upper triangle of X X^T, each block updating its rows and its columns."
     n = Xn.shape[0]
@@ -47,13 +78,14 @@ def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int)->torch
                 V[t:t + b], I[t:t + b] = _merge_topk(V[t:t + b], I[t:t + b], top.values.T, top.indices.T + s, k)
     return I
 
-def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, k:int):
-    "A filled faiss inner-product index: exact, HNSW or IVF."
+# %% ../nbs/06_graph.ipynb #0228a0ce
+def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, c:int):
+    "A filled faiss inner-product index over the rows of `A`: exact, HNSW or IVF."
     d = A.shape[1]
     if method == 'faiss': index = faiss.IndexFlatIP(d)
     elif method == 'hnsw':
         index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efSearch = max(ef_search, k + 1)
+        index.hnsw.efSearch = max(ef_search, c)
     else:
         nlist = max(1, min(len(A) // 39, math.isqrt(len(A))))    # ~sqrt(n) cells, >= 39 points each to train
         index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
@@ -63,56 +95,143 @@ def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, k:i
     index.add(A)
     return index
 
-def _topk_faiss(Xn:torch.Tensor, k:int, include_self:bool, method:str, ef_search:int, nprobe:int)->torch.Tensor:
-    faiss = _faiss()
+# %% ../nbs/06_graph.ipynb #a528e92d
+def _faiss_candidates(Xn:torch.Tensor, c:int, method:str, ef_search:int, nprobe:int)->tuple:
+    "(n, c) float32 similarities and indices of candidate neighbours from a faiss index (-1: none)."
     A = np.ascontiguousarray(Xn.detach().cpu().numpy(), dtype=np.float32)
-    _, I = _faiss_index(faiss, A, method, ef_search, nprobe, k).search(A, k + 1)
-    rows = np.arange(len(A))[:, None]
-    others = np.where(I == rows, -1, I)                      # drop self wherever faiss put it
-    keep = np.argsort(others == -1, axis=1, kind='stable')[:, :k]
-    nbrs = np.take_along_axis(others, keep, axis=1)
-    nbrs = np.where(nbrs < 0, rows, nbrs)                    # an approximate index that found < k pads with self
-    if include_self: nbrs = np.concatenate([rows, nbrs[:, :k - 1]], axis=1)
-    return torch.as_tensor(nbrs, dtype=torch.int64, device=Xn.device)
+    with faiss_threads(A.shape[0] ** 2 * A.shape[1]):
+        D, I = _faiss_index(faiss_module(), A, method, ef_search, nprobe, c).search(A, c)
+    return torch.as_tensor(D, device=Xn.device), torch.as_tensor(I, dtype=torch.int64, device=Xn.device)
 
-# %% ../nbs/06_graph.ipynb #8ebefb0f
-KNN_METHODS = ('auto', 'torch', 'faiss', 'hnsw', 'ivf')
+# %% ../nbs/06_graph.ipynb #031f8f51
+def _rerank(Xn:torch.Tensor, sims:torch.Tensor, cand:torch.Tensor, k:int, include_self:bool, max_block:int)->torch.Tensor:
+    "The `k` most similar of each row's candidates (n, c), self first or excluded, short rows padded with self."
+    n, out = Xn.shape[0], []
+    rows = torch.arange(n, device=Xn.device)[:, None]
+    step = max(1, max_block // ((cand.shape[1] + 1) * Xn.shape[1]))
+    for s in range(0, n, step):
+        r, c = rows[s:s + step], cand[s:s + step]
+        S = sims[s:s + step] if Xn.dtype == torch.float32 else torch.einsum('id,icd->ic', Xn[s:s + step], Xn[c.clamp_min(0)])
+        S, c = torch.cat([torch.zeros_like(S[:, :1]), S], 1), torch.cat([r, c], 1)
+        S[(c < 0) | (c == r)] = -torch.inf                      # no candidate, or self where faiss put it
+        S[:, 0] = torch.inf if include_self else -torch.inf      # self first, or never
+        top = S.topk(k, dim=1)
+        out.append(torch.where(top.values == -torch.inf, r, c.gather(1, top.indices)))
+    return torch.cat(out)
 
+# %% ../nbs/06_graph.ipynb #a9c18b60
+def knn_recall(X,                     # (n, d) embeddings the lists were computed on
+               neighbours,            # (n, k) neighbour lists to score (e.g. `knn_indices`)
+               include_self:bool=False, # the lists put each point first
+               sample:int=1000,       # rows scored (drawn without replacement; all if >= n)
+               seed:int=0,            # seed of the row sample
+              )->float:               # mean recall@k in [0, 1]
+    "Share of the exact k nearest neighbours found in `neighbours`, on a seeded sample of rows."
+    Xn = l2_normalize(check_matrix(X, 'X'), 'X')
+    I = check_matrix(neighbours, 'neighbours', rows=Xn.shape[0], dtype=torch.int64, device=Xn.device)
+    rows = torch.as_tensor(np.sort(check_random_state(seed).choice(Xn.shape[0], min(Xn.shape[0], _check_int(sample, 'sample')), replace=False)))
+    hits, step = [], max(1, 2**24 // Xn.shape[0])
+    for r in rows.split(step):
+        S = Xn[r] @ Xn.T
+        S[torch.arange(len(r)), r] = torch.inf if _check_bool(include_self, 'include_self') else -torch.inf
+        kth = S.topk(I.shape[1], dim=1).values[:, -1:]
+        hits.append((S.gather(1, I[r].clamp(0, Xn.shape[0] - 1)) >= kth).sum(1))
+    return float(torch.cat(hits).double().mean()) / I.shape[1]
+
+# %% ../nbs/06_graph.ipynb #db872f89
+KNN_METHODS = ('auto', 'exact', 'torch', 'faiss', 'hnsw', 'ivf')
+KNN_FAISS_MIN_N = 20_000        # method='auto' uses faiss's exact search from this many rows
+KNN_APPROX_MIN_N = 100_000      # method='auto' searches approximately (HNSW) above this many rows
+
+# %% ../nbs/06_graph.ipynb #1827a461
+def _knn_engine(method:str, n:int, device:torch.device)->str:
+    "The engine that runs `method` on n rows on `device`; an `ImportError` if it needs faiss and faiss is absent."
+    if method not in KNN_METHODS: raise ValueError(f"method={method!r}; expected one of {KNN_METHODS}")
+    have = faiss_module() is not None and device.type == 'cpu'
+    if method in ('faiss', 'hnsw', 'ivf') and faiss_module() is None:
+        raise ImportError(f"method={method!r} needs faiss: pip install faiss-cpu")
+    if method == 'exact': return 'faiss' if have else 'torch'
+    if method == 'auto': return 'torch' if not have or n < KNN_FAISS_MIN_N else 'faiss' if n <= KNN_APPROX_MIN_N else 'hnsw'
+    return method
+
+# %% ../nbs/06_graph.ipynb #5e53f2d1
+class KNNSearch(NamedTuple):
+    "Neighbour lists, the engine that found them, and their recall against the exact search."
+    indices:object                # (n, k) int64, most similar first (numpy or torch, like X)
+    method:str                    # 'torch', 'faiss', 'hnsw' or 'ivf'
+    recall:float                  # 1.0 for an exact engine; measured on a row sample otherwise
+
+# %% ../nbs/06_graph.ipynb #f5f8bc58
+def _search(Xn:torch.Tensor, k:int, include_self:bool, engine:str, max_block:int, ef_search:int, nprobe:int):
+    "(n, k) neighbour lists of unit rows `Xn` by one engine."
+    if engine == 'torch': return _topk_torch(Xn, k, include_self, max_block)
+    c = k + 1 if Xn.dtype == torch.float32 else 2 * k + 8        # float64: spare candidates for the re-ranking
+    sims, cand = _faiss_candidates(Xn, min(Xn.shape[0], c), engine, ef_search, nprobe)
+    return _rerank(Xn, sims, cand, k, include_self, max_block)
+
+# %% ../nbs/06_graph.ipynb #6f445f61
+def knn_search(X,                     # (n, d) embeddings (any norm; re-normalized)
+               k:int,                 # neighbours per sample, 1 <= k < n
+               include_self:bool=False, # count x_i as its own first neighbour (reference code)
+               method:str='auto',     # 'auto', 'exact', 'torch', 'faiss' (exact), 'hnsw', 'ivf' (approximate)
+               max_block:int=2**24,   # most similarity entries held at once (torch search, re-ranking)
+               ef_search:int=64,      # HNSW search breadth (method='hnsw')
+               nprobe:int=16,         # IVF cells searched (method='ivf')
+               recall_sample:int=1000,# rows on which an approximate search's recall is measured
+               min_recall:float=0.9,  # warn when the measured recall is below this
+              )->KNNSearch:
+    "The `k` most cosine-similar samples of each row of `X`, the engine used, and the recall."
+    Xt = check_matrix(X, 'X')
+    k, include_self = check_k(k, Xt.shape[0]), _check_bool(include_self, 'include_self')
+    opts = [_check_int(v, name) for v, name in ((max_block, 'max_block'), (ef_search, 'ef_search'), (nprobe, 'nprobe'))]
+    engine = _knn_engine(method, Xt.shape[0], Xt.device)
+    Xn = l2_normalize(Xt, 'X')
+    idx = _search(Xn, k, include_self, engine, *opts)
+    recall = 1.0 if engine in ('torch', 'faiss') else knn_recall(Xn, idx, include_self, recall_sample)
+    if recall < check_scalar(min_recall, 'min_recall', low=0, high=1):
+        warnings.warn(f"approximate k-NN (method={engine!r}) found {recall:.1%} of the exact neighbours on a sample of "
+                      f"{min(recall_sample, Xt.shape[0])} rows; " + ("searching exactly instead" if method == 'auto'
+                      else "raise ef_search/nprobe, or use method='exact'"))
+        if method == 'auto':
+            engine, recall = _knn_engine('exact', Xt.shape[0], Xt.device), 1.0
+            idx = _search(Xn, k, include_self, engine, *opts)
+    return KNNSearch(like_input(idx, X), engine, recall)
+
+# %% ../nbs/06_graph.ipynb #c28ddd2d
 def knn_indices(X,                    # (n, d) embeddings (any norm; re-normalized)
                 k:int,                # neighbours per sample, 1 <= k < n
                 include_self:bool=False, # count x_i as its own first neighbour (reference code)
-                method:str='auto',    # 'torch'/'auto' (exact, blocked), 'faiss' (exact), 'hnsw', 'ivf' (approximate)
-                max_block:int=2**24,  # most similarity entries held at once by the torch search
-                ef_search:int=64,     # HNSW search breadth (method='hnsw')
-                nprobe:int=16,        # IVF cells searched (method='ivf')
+                method:str='auto',    # 'auto', 'exact', 'torch', 'faiss' (exact), 'hnsw', 'ivf' (approximate)
+                **kwargs,             # passed to `knn_search` (max_block, ef_search, nprobe, recall_sample, min_recall)
                )->Array:              # (n, k) int64 neighbour indices, most similar first
     "Indices of the `k` most cosine-similar samples of each row of `X`, without an n×n matrix."
-    Xt = check_matrix(X, 'X')
-    k = check_k(k, Xt.shape[0])
-    if method not in KNN_METHODS: raise ValueError(f"method={method!r}; expected one of {KNN_METHODS}")
-    if method in ('faiss', 'hnsw', 'ivf') and _faiss() is None:
-        raise ImportError(f"method={method!r} needs faiss: pip install faiss-cpu")
-    Xn = l2_normalize(Xt, 'X')
-    idx = (_topk_torch(Xn, k, include_self, max_block) if method in ('auto', 'torch')
-           else _topk_faiss(Xn, k, include_self, method, ef_search, nprobe))
-    return like_input(idx, X)
+    return knn_search(X, k, include_self, method, **kwargs).indices
 
-# %% ../nbs/06_graph.ipynb #3c1c5df5
+# %% ../nbs/06_graph.ipynb #eaf6b022
+def neighbour_graph(neighbours,       # (n, k) int64 neighbour lists (`knn_indices`), numpy or torch
+                    dtype=torch.float64, # value dtype of a torch result
+                   ):                 # sparse (n, n) 0/1 adjacency: scipy CSR (numpy input) or torch COO
+    r"The sparse adjacency $A_{ij}=\mathbf 1[j\in\mathcal N(i)]$ of precomputed neighbour lists."
+    I = check_matrix(neighbours, 'neighbours', dtype=torch.int64)
+    n, k = I.shape
+    if I.min() < 0 or I.max() >= n: raise ValueError(f"neighbours has entries outside [0, {n}); expected row indices")
+    rows = torch.arange(n, device=I.device).repeat_interleave(k)
+    if not is_tensor(neighbours):
+        return sp.csr_array((np.ones(n * k), (rows.numpy(), I.reshape(-1).cpu().numpy())), shape=(n, n))
+    vals = torch.ones(n * k, dtype=dtype, device=I.device)
+    return torch.sparse_coo_tensor(torch.stack([rows, I.reshape(-1)]), vals, (n, n), check_invariants=False).coalesce()
+
+# %% ../nbs/06_graph.ipynb #8f108d2c
 def knn_graph(X,                      # (n, d) embeddings
               k:int,                  # neighbours per sample, 1 <= k < n
               include_self:bool=False,# count x_i among its own neighbours (reference code)
-              **kwargs,               # passed to `knn_indices` (method, max_block, ef_search, nprobe)
+              **kwargs,               # passed to `knn_search` (method, max_block, ef_search, nprobe, ...)
              ):                       # sparse (n, n) 0/1 adjacency A
     r"Sparse k-NN adjacency $A_{ij}=\mathbf 1[j\in\mathcal N(i)]$ by cosine similarity."
-    idx = as_tensor(knn_indices(X, k, include_self, **kwargs), dtype=torch.int64) if not is_tensor(X) \
-          else knn_indices(X, k, include_self, **kwargs)
-    n = idx.shape[0]
-    rows = torch.arange(n, device=idx.device).repeat_interleave(k)
-    vals = torch.ones(n * k, dtype=X.dtype if is_tensor(X) else torch.float64, device=idx.device)
-    if is_tensor(X): return torch.sparse_coo_tensor(torch.stack([rows, idx.reshape(-1)]), vals, (n, n), check_invariants=False).coalesce()
-    return sp.csr_array((vals.numpy(), (rows.numpy(), idx.reshape(-1).numpy())), shape=(n, n))
+    idx = knn_indices(X, k, include_self, **kwargs)
+    return neighbour_graph(idx, X.dtype if is_tensor(X) else torch.float64)
 
-# %% ../nbs/06_graph.ipynb #39d7ad3d
+# %% ../nbs/06_graph.ipynb #149357d7
 def _to_torch_sparse(graph, n:int, like:torch.Tensor)->torch.Tensor:
     "Any adjacency (scipy sparse, torch sparse or dense, numpy dense) as a coalesced torch COO tensor like `like`."
     if sp.issparse(graph):
@@ -123,11 +242,14 @@ def _to_torch_sparse(graph, n:int, like:torch.Tensor)->torch.Tensor:
     if tuple(g.shape) != (n, n): raise ValueError(f"graph has shape {tuple(g.shape)}; expected ({n}, {n}) to match the plan's rows")
     return g.to(device=like.device, dtype=like.dtype).coalesce()
 
+# %% ../nbs/06_graph.ipynb #3949e890
 def row_normalize(graph:torch.Tensor)->torch.Tensor:
     r"$\hat A=D^{-1}A$ for a sparse COO adjacency; empty rows get a self-loop (no smoothing)."
     n = graph.shape[0]
     coo = graph.coalesce()
     i, j = coo.indices(); w = coo.values()
+    if not torch.isfinite(w).all():
+        raise ValueError(f"graph has {int((~torch.isfinite(w)).sum())} NaN or infinite weights; expected finite weights")
     if (w < 0).any(): raise ValueError("graph has negative weights; expected a non-negative adjacency")
     deg = torch.zeros(n, dtype=w.dtype, device=w.device).index_add_(0, i, w)
     lonely = torch.nonzero(deg == 0).flatten()
@@ -136,7 +258,7 @@ def row_normalize(graph:torch.Tensor)->torch.Tensor:
     deg[lonely] = 1
     return torch.sparse_coo_tensor(torch.stack([i, j]), w / deg[i], (n, n), check_invariants=False).coalesce()
 
-# %% ../nbs/06_graph.ipynb #f85f6d8a
+# %% ../nbs/06_graph.ipynb #9b061a32
 def graph_smooth(plan,                # (n, m) transport plan T*
                  graph,               # (n, n) adjacency A: scipy/torch sparse or dense
                  alpha:float,         # weight kept on a sample's own row, in [0, 1]
@@ -145,18 +267,19 @@ def graph_smooth(plan,                # (n, m) transport plan T*
     r"Graph-Laplacian smoothing $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$, applied `steps` times (Eq. 2)."
     T = check_matrix(plan, 'plan')
     check_scalar(alpha, 'alpha', low=0, high=1)
-    check_scalar(steps, 'steps', int, low=0)
+    _check_int(steps, 'steps', low=0)
     A_hat = row_normalize(_to_torch_sparse(graph, T.shape[0], T))
     for _ in range(steps): T = alpha * T + (1 - alpha) * (A_hat @ T)
     return like_input(T, plan)
 
-# %% ../nbs/06_graph.ipynb #2b191596
+# %% ../nbs/06_graph.ipynb #cde39f95
 def laplacian(graph, n:int|None=None)->torch.Tensor:
     r"Row-normalized graph Laplacian $\mathcal L=I-D^{-1}A$ as a dense float64 tensor (small graphs, theory checks)."
     n = graph.shape[0] if n is None else n
     A_hat = row_normalize(_to_torch_sparse(graph, n, torch.empty(0, dtype=torch.float64))).to_dense()
     return torch.eye(n, dtype=torch.float64) - A_hat
 
+# %% ../nbs/06_graph.ipynb #74eb0899
 def tikhonov_smooth(plan,             # (n, m) transport plan T*
                     graph,            # (n, n) adjacency A
                     alpha:float,      # in (0, 1]; mu = (1 - alpha) / alpha
@@ -166,6 +289,7 @@ def tikhonov_smooth(plan,             # (n, m) transport plan T*
     r"Closed-form label-spreading solution $(I+\mu\mathcal L)^{-1}T^\star$, via the anchored iteration."
     T0 = check_matrix(plan, 'plan')
     check_scalar(alpha, 'alpha', low=0, high=1, low_open=True)
+    _check_int(max_iter, 'max_iter'); check_scalar(tol, 'tol', low=0)
     A_hat = row_normalize(_to_torch_sparse(graph, T0.shape[0], T0))
     T, scale = T0, T0.abs().max()
     for it in range(max_iter):
