@@ -227,6 +227,7 @@ def _otter_model(method, theta, prior)->PosteriorModel:
     if method == 'otter-plan': return PosteriorModel(method, plan=P)
     return PosteriorModel(method, logits=theta + class_duals(C, P))
 
+# %% ../nbs/21_calibration.ipynb #9f9efb22
 def posterior_models(task:Task,         # the batch (labels unused)
                      methods=POSTERIORS,# names from POSTERIORS
                      prior=None,        # (m,) target prior (default: the task's label ratio, as in the paper)

@@ -85,6 +85,7 @@ def _bucket_range(bucket:str, m:int)->tuple:
     hi = min(hi, m - 1)
     return min(lo, hi), hi
 
+# %% ../nbs/19_marginals.ipynb #2a41b367
 def partial_batch(labels,                # (n,) labels of the pool
                   n_classes:int,         # classes present in the batch
                   batch_size:int,        # samples per batch (fewer if the classes have fewer)
@@ -143,6 +144,7 @@ def take(task:Task, idx)->Task:
     sub = lambda a: None if a is None else a[idx]
     return replace(task, labels=task.labels[idx], X=sub(task.X), logits=sub(task.logits))
 
+# %% ../nbs/19_marginals.ipynb #bf620e00
 def partial_unit(task:Task,              # the batch
                  priors:list,            # `batch_priors` triples
                  options:dict,           # method name -> GeoTTER options (`robust_options`)

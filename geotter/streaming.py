@@ -216,6 +216,17 @@ class StepResult:
     k:int                     # neighbours used by the graph (0: no smoothing)
     ot_iter:int=0             # Sinkhorn iterations (0 for the exact solver)
 
+# %% ../nbs/20_streaming.ipynb #96c1e24d
+def _prior_and_centres(st:StreamState, theta, Xn, o:dict)->tuple:
+    "The state with the batch in its prior estimate (unless known) and in its centres (if beta > 0); the batch's clusters."
+    if not st.known_prior:
+        post = torch.softmax(theta.double() * (o['temperature'] / o['em_temperature']), 1)
+        st = replace(st, prior=as_tensor(online_em_prior(post, st.prior, st.prior_count)), prior_count=st.prior_count + len(Xn))
+    if o['beta'] == 0: return st, None
+    K = st.Y.shape[0] if o['n_clusters'] is None else o['n_clusters']
+    C_, N_, z = update_centres(st.centres, st.counts, Xn, K, seed=o['seed'], n_init=o['n_init'])
+    return replace(st, centres=C_, counts=N_), z
+
 # %% ../nbs/20_streaming.ipynb #9f3655e4
 def stream_step(state:StreamState,        # state before the batch
                 X,                        # (b, d) the new batch
@@ -229,15 +240,7 @@ def stream_step(state:StreamState,        # state before the batch
     Xn = l2_normalize(Xt, 'X')
     theta = Xn @ st.Y.T / o['temperature'] if logits is None else \
             check_matrix(logits, 'logits', rows=b, cols=m, dtype=Xt.dtype, device=Xt.device)
-    st = _decayed(st, o['decay'])
-    if not st.known_prior:
-        post = torch.softmax(theta.double() * (o['temperature'] / o['em_temperature']), 1)
-        st = replace(st, prior=as_tensor(online_em_prior(post, st.prior, st.prior_count)), prior_count=st.prior_count + b)
-    z = None
-    if o['beta'] > 0:
-        K = m if o['n_clusters'] is None else o['n_clusters']
-        C_, N_, z = update_centres(st.centres, st.counts, Xn, K, seed=o['seed'], n_init=o['n_init'])
-        st = replace(st, centres=C_, counts=N_)
+    st, z = _prior_and_centres(_decayed(st, o['decay']), theta, Xn, o)
     bank = st.bank_X is not None and len(st.bank_X) > 0
     Xz = torch.cat([st.bank_X, Xt]) if bank else Xt
     Tz = torch.cat([st.bank_theta, theta]) if bank else theta
@@ -310,6 +313,7 @@ def stream_predict(X,                     # (n, d) samples
         out[ii] = model.partial_fit_predict(Xt[ii], None if L is None else L[ii])
     return like_input(out, X), model
 
+# %% ../nbs/20_streaming.ipynb #218d4b89
 def stream_on_task(task:Task,             # embeddings and/or logits (labels unused)
                    prior='em',            # known prior, 'uniform' or 'em'
                    batch_size:int|None=None,
@@ -347,6 +351,7 @@ def _full_batch_rows(task, L, full_prior, prep, row)->list:
         t0 = time.perf_counter(); out.append(row(meth, None, pred(), t0))
     return out
 
+# %% ../nbs/20_streaming.ipynb #a86a3e3f
 def streaming_eval(task:Task,             # labels used only to score
                    batch_sizes=(32, 128, 512, 2048, None), # None: the whole task as one batch
                    seed:int=0,            # stream order and k-means seed
@@ -377,6 +382,7 @@ def _stream_job(task, batch_sizes, seed, modes, key):
     prep = prepare_task(task, seed=seed)          # the full batch's geometry, shared by the prior modes
     return [dict(key=key, **r) for mode in modes for r in streaming_eval(task, batch_sizes, seed, mode, prep=prep)]
 
+# %% ../nbs/20_streaming.ipynb #1f371f3d
 def run_streaming(tasks:list,             # Task objects
                   out=None,               # CSV file of the row store (None: in memory)
                   seeds=(0, 1, 2), prior_modes=('known', 'estimated'),
@@ -447,6 +453,7 @@ def _sinkhorn_stream(X, Y, L, task, bs, seed, opts)->tuple:
         its.append(model.last_.ot_iter)
     return pred, float(np.mean(its))
 
+# %% ../nbs/20_streaming.ipynb #34e366cc
 def sinkhorn_ablation(task:Task,          # labels used only to score
                       batch_sizes=(32, 128, 512),
                       seed:int=0,         # stream order and k-means seed
