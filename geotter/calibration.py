@@ -231,7 +231,7 @@ def _otter_model(method, theta, prior)->PosteriorModel:
 def posterior_models(task:Task,         # the batch (labels unused)
                      methods=POSTERIORS,# names from POSTERIORS
                      prior=None,        # (m,) target prior (default: the task's label ratio, as in the paper)
-                     temperature:float=0.1, # GeoTTER's T (its logits cos/T)
+                     temperature:float=PAPER_DEFAULTS['temperature'], # GeoTTER's T (its logits cos/T)
                      seed:int=0,        # GeoTTER's k-means seed
                      **kw,              # further GeoTTER options (beta, k, alpha, steps, ...)
                     )->dict:            # method -> PosteriorModel
