@@ -51,6 +51,19 @@ def _farthest_points(X:torch.Tensor, C:torch.Tensor, r:int)->torch.Tensor:
         d2 = torch.minimum(d2, ((X - X[i]) ** 2).sum(1))
     return X[pick].clone()
 
+# %% ../nbs/20_streaming.ipynb #fd95a794
+def _weighted_lloyd(X:torch.Tensor, C0:torch.Tensor, N0:torch.Tensor, max_iter:int)->tuple:
+    "Lloyd rounds in which each old centre weighs as its N0 samples: (centres, assignment of X)."
+    C, z = C0, None
+    for _ in range(max_iter):
+        z_new = nearest_centre(X, C)
+        if z is not None and torch.equal(z_new, z): break
+        z = z_new
+        S = torch.zeros_like(C0).index_add_(0, z, X)
+        tot = N0 + torch.bincount(z, minlength=len(C0)).to(X.dtype)
+        C = torch.where(tot[:, None] > 0, (N0[:, None] * C0 + S) / tot.clamp_min(1e-300)[:, None], C0)
+    return C, z
+
 # %% ../nbs/20_streaming.ipynb #5fd8dce1
 def update_centres(centres,               # (K0, d) running centres (K0 <= n_clusters), or None before the first batch
                    counts,                # (K0,) samples behind each centre, or None
@@ -71,14 +84,7 @@ def update_centres(centres,               # (K0, d) running centres (K0 <= n_clu
     if len(C0) < n_clusters:                                   # open the missing centres at far points
         new = _farthest_points(Xt, C0, min(n_clusters - len(C0), Xt.shape[0]))
         C0, N0 = torch.cat([C0, new]), torch.cat([N0, N0.new_zeros(len(new))])
-    C, z = C0, None
-    for _ in range(max_iter):
-        z_new = nearest_centre(Xt, C)
-        if z is not None and torch.equal(z_new, z): break
-        z = z_new
-        S = torch.zeros_like(C0).index_add_(0, z, Xt)
-        tot = N0 + torch.bincount(z, minlength=len(C0)).to(Xt.dtype)
-        C = torch.where(tot[:, None] > 0, (N0[:, None] * C0 + S) / tot.clamp_min(1e-300)[:, None], C0)
+    C, z = _weighted_lloyd(Xt, C0, N0, max_iter)
     return C, N0 + torch.bincount(z, minlength=len(C0)).to(Xt.dtype), z
 
 # %% ../nbs/20_streaming.ipynb #a2dff04d
