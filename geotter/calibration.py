@@ -283,6 +283,14 @@ def fit_temperature(model:PosteriorModel, # posterior map (from `posterior_model
     res = minimize_scalar(f, bounds=tuple(np.log(bounds)), method='bounded', options=dict(xatol=1e-3))
     return float(np.exp(res.x))
 
+# %% ../nbs/21_calibration.ipynb #f7027888
+def _rule_scores(mod:PosteriorModel, labels, cal, ev, n_bins:int)->list:
+    "Scores on the evaluation rows `ev` at tau = 1 ('native') and at tau fitted on the rows `cal` ('held-out')."
+    tau_h = fit_temperature(mod, labels, cal) if mod.has_temperature else np.nan
+    return [dict(rule=rule, temperature=tau, n_eval=len(ev),
+                 **calibration_scores(np.asarray(mod.probs(1.0 if np.isnan(tau) else tau))[ev], labels[ev], n_bins))
+            for rule, tau in (('native', 1.0), ('held-out', tau_h))]
+
 # %% ../nbs/21_calibration.ipynb #5c4a9b5a
 def calibration_eval(task:Task,         # labelled batch (labels only score and fit tau on the calibration rows)
                      methods=POSTERIORS,
@@ -297,13 +305,7 @@ def calibration_eval(task:Task,         # labelled batch (labels only score and 
     for seed in seeds:
         cal, ev = split_rows(len(task.labels), frac, seed)
         models = fixed | posterior_models(task, [m for m in methods if m.startswith('geotter')], prior, seed=seed, **kw)
-        for m in methods:
-            mod = models[m]
-            tau_h = fit_temperature(mod, task.labels, cal) if mod.has_temperature else np.nan
-            for rule, tau in (('native', 1.0), ('held-out', tau_h)):
-                Q = np.asarray(mod.probs(1.0 if np.isnan(tau) else tau))[ev]
-                rows.append(dict(task=task.name, method=m, seed=seed, rule=rule, temperature=tau, n_eval=len(ev),
-                                 **calibration_scores(Q, task.labels[ev], n_bins)))
+        rows += [dict(task=task.name, method=m, seed=seed, **r) for m in methods for r in _rule_scores(models[m], task.labels, cal, ev, n_bins)]
     return pd.DataFrame(rows)
 
 # %% ../nbs/21_calibration.ipynb #c7dae4da
