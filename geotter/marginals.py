@@ -5,6 +5,7 @@
 # %% ../nbs/19_marginals.ipynb #9aadef3f
 from __future__ import annotations
 import math
+import os
 import numbers
 from dataclasses import replace
 from pathlib import Path
@@ -23,8 +24,8 @@ from .experiments import ResultStore, config_key, task_checksum
 # %% auto #0
 __all__ = ['BUCKETS', 'TV_ERRORS', 'PRESERVE_OPTIONS', 'marginal_errors', 'batch_parts', 'geotter_labels', 'prior_at_tv',
            'partial_batch', 'partial_batches', 'batch_priors', 'robust_options', 'take', 'partial_unit', 'partial_task',
-           'unit_key', 'stored_rows', 'partial_eval', 'worst_mean', 'summarize', 'plot_tv_curve', 'plot_buckets',
-           'preserve_unit', 'preserve_eval']
+           'results_path', 'unit_key', 'stored_rows', 'partial_eval', 'worst_mean', 'summarize', 'plot_tv_curve',
+           'plot_buckets', 'preserve_unit', 'preserve_eval']
 
 # %% ../nbs/19_marginals.ipynb #6583319f
 def marginal_errors(plan,               # (n, m) plan, rows summing to 1/n
@@ -179,6 +180,11 @@ def partial_task(task:Task,              # the pool the batches are drawn from
         info = dict(task=task.name, bucket=bucket, batch=i, n=len(idx), n_present=len(np.unique(sub.labels)))
         out += [dict(info, **r) for r in partial_unit(sub, pri, options, seed)]
     return out
+
+# %% ../nbs/19_marginals.ipynb #96a194ef
+def results_path(*parts:str)->Path:      # e.g. 'marginals', 'preserve.csv'
+    "A path under the one results root: `$GEOTTER_RESULTS`, default `./geotter_results`."
+    return Path(os.environ.get('GEOTTER_RESULTS') or 'geotter_results').joinpath(*parts)
 
 # %% ../nbs/19_marginals.ipynb #edd903c3
 def unit_key(study:str,                  # name of the study, e.g. 'partial'
