@@ -16,16 +16,16 @@ import torch
 
 from . import __version__
 from .core import *
-from .transport import otter, DEFAULT_RHO, DEFAULT_REG
+from .transport import otter, DEFAULT_RHO
 from .method import PAPER_DEFAULTS, Prepared, prepare_task
 from .priors import total_variation
 from .experiments import ResultStore, config_key, task_checksum
 
 # %% auto #0
-__all__ = ['BUCKETS', 'TV_ERRORS', 'PRESERVE_OPTIONS', 'marginal_errors', 'batch_parts', 'geotter_labels', 'prior_at_tv',
-           'partial_batch', 'partial_batches', 'batch_priors', 'robust_options', 'take', 'partial_unit', 'partial_task',
-           'results_path', 'unit_key', 'stored_rows', 'partial_eval', 'worst_mean', 'summarize', 'plot_tv_curve',
-           'plot_buckets', 'preserve_unit', 'preserve_eval']
+__all__ = ['BUCKETS', 'TV_ERRORS', 'STUDY_REG', 'PRESERVE_OPTIONS', 'marginal_errors', 'batch_parts', 'geotter_labels',
+           'prior_at_tv', 'partial_batch', 'partial_batches', 'batch_priors', 'robust_options', 'take', 'partial_unit',
+           'partial_task', 'results_path', 'unit_key', 'stored_rows', 'partial_eval', 'worst_mean', 'summarize',
+           'plot_tv_curve', 'plot_buckets', 'preserve_unit', 'preserve_eval']
 
 # %% ../nbs/19_marginals.ipynb #6583319f
 def marginal_errors(plan,               # (n, m) plan, rows summing to 1/n
@@ -116,6 +116,7 @@ def partial_batches(labels,              # (n,) labels of the pool
 
 # %% ../nbs/19_marginals.ipynb #8bc9d382
 TV_ERRORS = (0.1, 0.2, 0.4)
+STUDY_REG = 0.01     # entropic weight of the unbalanced runs measured below (cost spread about 4: nearly exact)
 
 def batch_priors(batch_prior,            # (m,) true class proportions of the batch
                  global_prior,           # (m,) the task's overall prior
@@ -129,7 +130,7 @@ def batch_priors(batch_prior,            # (m,) true class proportions of the ba
 
 # %% ../nbs/19_marginals.ipynb #ada09a95
 def robust_options(rhos=(DEFAULT_RHO,),  # unbalanced strengths to try
-                   reg:float=DEFAULT_REG,
+                   reg:float=STUDY_REG,
                   )->dict:               # method name -> transport_and_smooth options
     "GeoTTER option sets compared on partial batches: paper, prior-preserving, unbalanced (± projection)."
     opts = {'geotter': {}, 'geotter-project': dict(preserve_prior='project')}
@@ -208,7 +209,7 @@ def stored_rows(store:ResultStore,       # where the rows are kept
 # %% ../nbs/19_marginals.ipynb #8c126e31
 def partial_eval(tasks:list,             # Task objects
                  buckets=tuple(BUCKETS), n_batches:int=20, batch_size:int=500,
-                 tvs=TV_ERRORS, rhos=(DEFAULT_RHO,), reg:float=DEFAULT_REG,
+                 tvs=TV_ERRORS, rhos=(DEFAULT_RHO,), reg:float=STUDY_REG,
                  seed:int=0,             # sampler, perturbation and k-means seed
                  progress:bool=True,
                  out=None,               # CSV file of the row store (None: in memory)

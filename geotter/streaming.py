@@ -464,13 +464,14 @@ def sinkhorn_ablation(task:Task,          # labels used only to score
                       batch_sizes=(32, 128, 512),
                       seed:int=0,         # stream order and k-means seed
                       variants:dict=SINKHORN_VARIANTS,
+                      reg:float=0.01,     # entropic weight of every variant
                      )->list:             # rows: task, variant, batch_size, accuracy, iterations, seconds
     "Streaming GeoTTER with Sinkhorn and no bank: cold vs warm starts vs the running dual, known prior."
     X, Y, L = geotter_inputs(task.X, task.Y, task.logits, STREAM_DEFAULTS['temperature'])
     rows = []
     for bs in batch_sizes:
         for name, opts in variants.items():
-            t0 = time.perf_counter(); pred, its = _sinkhorn_stream(X, Y, L, task, bs, seed, opts)
+            t0 = time.perf_counter(); pred, its = _sinkhorn_stream(X, Y, L, task, bs, seed, dict(opts, reg=reg))
             rows.append(dict(task=task.name, variant=name, batch_size=bs, seed=seed, accuracy=100 * accuracy(task.labels, pred),
                              iterations=its, seconds=time.perf_counter() - t0))
     return rows
