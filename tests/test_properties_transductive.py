@@ -1,0 +1,131 @@
+"""Property-based tests of the transductive baselines (`geotter.transductive`): TransCLIP-ZS and ZLaP.
+
+For any small batch of embeddings (including zero and constant dimensions and duplicated samples),
+both methods return finite class probabilities (rows on the simplex) of the input's type, are
+equivariant to a relabelling of the samples, and reject bad arguments with an error that names them.
+"""
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, strategies as st
+
+from geotter.core import predict
+from geotter.transductive import transclip_zs, zlap, zlap_graph, normalized_adjacency
+
+METHODS = {'transclip-zs': transclip_zs, 'zlap': zlap}
+pytestmark = pytest.mark.filterwarnings('ignore:.*no path to a class node')   # expected on batches with isolated samples
+
+@pytest.fixture(autouse=True, scope='module')
+def _one_thread():
+    "Tiny batches: one intra-op thread (on a loaded machine, waking the thread pool costs more than the work); restored after."
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+@st.composite
+def batches(draw, min_n=6, max_n=40):
+    "A seeded batch (X, Y): clustered samples, optional all-zero and constant dimensions, optional duplicates."
+    n, m, d = draw(st.integers(min_n, max_n)), draw(st.integers(2, 5)), draw(st.integers(2, 6))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    Y = rng.normal(size=(m, d))
+    X = Y[rng.integers(m, size=n)] * draw(st.floats(0.0, 3.0)) + rng.normal(size=(n, d))
+    zeros, const = draw(st.integers(0, 2)), draw(st.booleans())
+    if zeros:
+        X, Y = np.hstack([X, np.zeros((n, zeros))]), np.hstack([Y, np.zeros((m, zeros))])
+    if const:
+        X, Y = np.hstack([X, np.full((n, 1), 0.5)]), np.hstack([Y, rng.normal(size=(m, 1))])
+    if draw(st.booleans()): X[1] = X[0]                   # a duplicated sample
+    return X, Y
+
+def _is_probability(P, n, m, atol=1e-9):
+    assert P.shape == (n, m)
+    assert np.isfinite(P).all(), 'NaN or inf in the output'
+    assert (P >= 0).all()
+    np.testing.assert_allclose(P.sum(1), 1.0, atol=atol)
+
+@pytest.mark.parametrize('name', METHODS)
+@given(batch=batches())
+def test_valid_probabilities(name, batch):
+    "Finite rows on the simplex, numpy in -> numpy out, for any batch (zero/constant dims, duplicates)."
+    X, Y = batch
+    P = METHODS[name](X, Y, k=3)
+    assert isinstance(P, np.ndarray) and P.dtype == np.float64
+    _is_probability(P, len(X), len(Y))
+
+@pytest.mark.parametrize('name', METHODS)
+@given(batch=batches(), seed=st.integers(0, 1000))
+def test_permutation_equivariance(name, batch, seed):
+    "Relabelling the samples permutes the output rows: f(X[perm])[i] == f(X)[perm[i]]."
+    X, Y = batch
+    X = X + 1e-3 * np.random.default_rng(seed).normal(size=X.shape)   # no exact k-NN ties
+    perm = np.random.default_rng(seed).permutation(len(X))
+    np.testing.assert_allclose(METHODS[name](X[perm], Y, k=3), METHODS[name](X, Y, k=3)[perm], atol=1e-8)
+
+@pytest.mark.parametrize('name', METHODS)
+@given(batch=batches(max_n=20))
+def test_torch_matches_numpy(name, batch):
+    "torch in -> torch out (same dtype), equal to the numpy result; labels via `predict` agree."
+    X, Y = batch
+    P = METHODS[name](X, Y, k=3)
+    T = METHODS[name](torch.as_tensor(X), torch.as_tensor(Y), k=3)
+    assert isinstance(T, torch.Tensor) and T.dtype == torch.float64
+    np.testing.assert_allclose(T.numpy(), P, atol=1e-10)
+    np.testing.assert_array_equal(predict(T).numpy(), predict(P))
+
+@pytest.mark.parametrize('name', METHODS)
+@given(batch=batches(max_n=20))
+def test_float32_stays_float32(name, batch):
+    "float32 torch in -> finite float32 probabilities out."
+    X, Y = batch
+    T = METHODS[name](torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(Y, dtype=torch.float32), k=3)
+    assert T.dtype == torch.float32
+    _is_probability(T.double().numpy(), len(X), len(Y), atol=1e-5)
+
+@pytest.mark.parametrize('name', METHODS)
+@given(batch=batches(max_n=20), zeros=st.integers(1, 3))
+def test_zero_dimensions_change_nothing(name, batch, zeros):
+    "Dimensions that are zero for every sample and class leave the output unchanged (the variance floor)."
+    X, Y = batch
+    pad = lambda A: np.hstack([A, np.zeros((len(A), zeros))])
+    np.testing.assert_allclose(METHODS[name](pad(X), pad(Y), k=3), METHODS[name](X, Y, k=3), atol=1e-9)
+
+@given(batch=batches(max_n=20), alpha=st.floats(0.0, 0.9))
+def test_zlap_closed_form(batch, alpha):
+    "ZLaP's CG scores equal the closed form (I - alpha S)^-1 E, normalized per sample, when every sample reaches a class."
+    X, Y = batch
+    m = len(Y)
+    S = normalized_adjacency(zlap_graph(X, Y, k=3)).to_dense()
+    Z = torch.linalg.inv(torch.eye(S.shape[0], dtype=S.dtype) - alpha * S)[m:, :m].numpy()
+    ok = Z.sum(1) > 1e-4                                   # rows whose propagated mass is well above CG's tolerance
+    P = zlap(X, Y, k=3, alpha=alpha, tol=1e-13)
+    np.testing.assert_allclose(P[ok], Z[ok] / Z[ok].sum(1, keepdims=True), atol=1e-7)
+
+BAD = [('transclip-zs', dict(k=0), 'k=0'), ('transclip-zs', dict(lam=-0.5), 'lam=-0.5'),
+       ('transclip-zs', dict(temperature=0.0), 'temperature=0.0'), ('transclip-zs', dict(max_iter=-1), 'max_iter=-1'),
+       ('transclip-zs', dict(n_confident=0), 'n_confident=0'), ('transclip-zs', dict(var_floor=-1.0), 'var_floor=-1.0'),
+       ('transclip-zs', dict(logits=np.zeros((3, 2))), 'logits has 3 rows'),
+       ('zlap', dict(k=0), 'k=0'), ('zlap', dict(alpha=1.0), 'alpha=1.0'), ('zlap', dict(alpha=-0.1), 'alpha=-0.1'),
+       ('zlap', dict(gamma=0.0), 'gamma=0.0'), ('zlap', dict(tol=0.0), 'tol=0.0'), ('zlap', dict(max_iter=0), 'max_iter=0')]
+
+@pytest.mark.parametrize('name,kw,msg', BAD)
+def test_bad_arguments_are_named(name, kw, msg):
+    "A bad option raises ValueError naming the argument and the value given."
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=msg.replace('(', r'\(')):
+        METHODS[name](rng.normal(size=(10, 4)), rng.normal(size=(2, 4)), **kw)
+
+@pytest.mark.parametrize('name', METHODS)
+@given(n=st.integers(3, 12), bad=st.sampled_from(['nan', 'inf', 'shape', 'zero_row', 'k_too_large', 'strings']))
+def test_bad_inputs_are_named(name, n, bad):
+    "Bad X or Y (NaN/inf, mismatched dimension, all-zero row, strings, k >= n) fail with the argument's name."
+    rng = np.random.default_rng(n)
+    X, Y, k = rng.normal(size=(n, 4)), rng.normal(size=(3, 4)), 2
+    if bad == 'nan': X[0, 0], msg = np.nan, 'X has 1 NaN'
+    if bad == 'inf': Y[1, 2], msg = np.inf, 'Y has 1 NaN or infinite'
+    if bad == 'shape': Y, msg = Y[:, :3], 'Y has 3 columns; expected 4'
+    if bad == 'zero_row': X[n - 1], msg = 0.0, f'X row {n - 1} is all zeros'
+    if bad == 'k_too_large': k, msg = n, f'k={n} but the batch has n={n}'
+    if bad == 'strings': Y, msg = Y.astype(str), 'Y has dtype <U'
+    with pytest.raises((ValueError, TypeError), match=msg):
+        METHODS[name](X, Y, k=k)
