@@ -4,6 +4,7 @@
 
 # %% ../nbs/21_calibration.ipynb #d3a5f246
 from __future__ import annotations
+import math
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -14,15 +15,16 @@ import torch
 
 from .core import *
 from .transport import solve_ot
-from .graph import knn_graph, graph_smooth
-from .method import geotter, geotter_inputs
-from .labelfree import fit_logit_bias
+from .graph import graph_smooth
+from .method import PAPER_DEFAULTS, split_options, prepare_task
+from .experiments import ResultStore
+from .marginals import unit_key, stored_rows
 
 # %% auto #0
 __all__ = ['NLL_FLOOR', 'ZS_TEMPERATURE', 'POSTERIORS', 'calibration_bins', 'expected_calibration_error', 'nll', 'brier',
            'calibration_scores', 'plan_posteriors', 'class_duals', 'prior_shift', 'PosteriorModel', 'posterior_models',
-           'posterior_model', 'posteriors', 'split_rows', 'fit_temperature', 'calibration_eval', 'reliability_diagram',
-           'plot_reliability']
+           'posterior_model', 'posteriors', 'split_rows', 'fit_temperature', 'calibration_eval', 'run_calibration',
+           'reliability_diagram', 'plot_reliability']
 
 # %% ../nbs/21_calibration.ipynb #38d1aced
 def _probs_labels(probs, labels):
@@ -62,6 +64,7 @@ def calibration_bins(probs,               # (n, m) predicted class probabilities
     hi = np.arange(1, n_bins + 1) / n_bins if scheme == 'width' else np.array([conf[b == k].max() if cnt[k] else np.nan for k in range(n_bins)])
     return pd.DataFrame(dict(lo=lo, hi=hi, count=cnt, confidence=mc, accuracy=ma))
 
+# %% ../nbs/21_calibration.ipynb #5e89d7c5
 def expected_calibration_error(probs,     # (n, m) predicted class probabilities
                                labels,    # (n,) true labels
                                n_bins:int=15, scheme:str='width',
@@ -83,6 +86,7 @@ def nll(probs,                 # (n, m) predicted class probabilities
     check_scalar(floor, 'floor', low=0, high=1, low_open=True)
     return float(-np.log(np.maximum(P[np.arange(len(y)), y], floor)).mean())
 
+# %% ../nbs/21_calibration.ipynb #924394aa
 def brier(probs,               # (n, m) predicted class probabilities
           labels,              # (n,) true labels
          )->float:             # multi-class Brier score in [0, 2]
@@ -91,6 +95,7 @@ def brier(probs,               # (n, m) predicted class probabilities
     E = P.copy(); E[np.arange(len(y)), y] -= 1
     return float((E ** 2).sum(1).mean())
 
+# %% ../nbs/21_calibration.ipynb #a906e431
 def calibration_scores(probs, labels, n_bins:int=15, floor:float=NLL_FLOOR)->dict:
     "Accuracy, ECE (equal-width and equal-mass bins), NLL, Brier score and mean confidence of `probs`."
     P, y = _probs_labels(probs, labels)
@@ -108,6 +113,7 @@ def plan_posteriors(plan,               # (n, m) non-negative transport plan (or
     if (s <= 0).any(): raise ValueError(f"plan row {int(torch.nonzero(s[:, 0] <= 0)[0])} has no mass; cannot normalise")
     return like_input(T / s, plan)
 
+# %% ../nbs/21_calibration.ipynb #2963062d
 def class_duals(cost,                   # (n, m) cost C of the transport problem
                 plan,                   # (n, m) an optimal (exact) plan for `cost`
                 tol:float=1e-12,        # entries above tol * max(plan) count as the support
@@ -127,21 +133,50 @@ def class_duals(cost,                   # (n, m) cost C of the transport problem
     return like_input(g.to(as_tensor(cost).dtype), cost)
 
 # %% ../nbs/21_calibration.ipynb #99ddd115
+def _moments(z:torch.Tensor, nu:torch.Tensor, h:torch.Tensor)->tuple:
+    "Objective mean_i LSE(z_i + h) - <nu, h>, its gradient (the moment residual) and the Newton step."
+    Q = torch.softmax(z + h, 1); q = Q.mean(0); m = len(nu)
+    H = torch.diag(q) - Q.T @ Q / z.shape[0] + 1.0 / m + 1e-12 * torch.eye(m, dtype=z.dtype, device=z.device)
+    return torch.logsumexp(z + h, 1).mean() - nu @ h, q - nu, -torch.linalg.solve(H, q - nu)   # + 11^T/m: h up to a constant
+
+def _newton_shift(z, nu, h, max_iter:int, tol:float)->tuple:
+    "Newton from h until the residual is <= tol: (h, residual)."
+    f, g, step = _moments(z, nu, h)
+    for _ in range(max_iter):
+        if g.abs().max().item() <= tol: break
+        t = 1.0
+        while True:
+            f1, g1, s1 = _moments(z, nu, h + t * step)
+            if f1 <= f + 1e-4 * t * (g @ step) or g1.norm() <= (1 - 1e-4 * t) * g.norm() or t < 1e-10: break
+            t /= 2
+        h, f, g, step = h + t * step, f1, g1, s1
+    return h - h.mean(), g.abs().max().item()
+
+# %% ../nbs/21_calibration.ipynb #ac8290e8
 def prior_shift(logits,                 # (n, m) logits theta (already divided by any temperature)
                 prior,                  # (m,) target class prior nu, or 'uniform'
-                **kwargs,               # options of `geotter.labelfree.fit_logit_bias` (max_iter, tol)
+                max_iter:int=100,       # Newton steps at most per stage
+                tol:float=1e-10,        # stop when max_j |mean_i softmax(theta_i + h)_j - nu_j| <= tol
                )->Array:                # (m,) offset h, centred, with mean_i softmax(theta_i + h) = nu
     r"Class offset $h$ with $\frac1n\sum_i\mathrm{softmax}(\theta_i+h)=\boldsymbol\nu$: the entropic-OT class potential at $\varepsilon=1$."
     L = check_matrix(logits, 'logits', dtype=torch.float64)
-    nu = check_prior(prior, L.shape[1], device=L.device)
-    h = as_tensor(fit_logit_bias(L, nu.expand_as(L), **kwargs), dtype=torch.float64)
-    h = torch.where(nu > 0, h, torch.full_like(h, -float('inf')))
-    return like_input(h.to(as_tensor(logits).dtype), logits)
+    nu = check_prior(prior, L.shape[1], device=L.device); act = nu > 0
+    check_scalar(max_iter, 'max_iter', numbers.Integral, low=1); check_scalar(tol, 'tol', low=0, low_open=True)
+    z, t_nu = L[:, act], nu[act]
+    spread = float((z.max(1).values - z.min(1).values).max())
+    J = max(0, math.ceil(math.log2(max(spread, 1e-300) / 16)))
+    h = torch.zeros(int(act.sum()), dtype=torch.float64, device=L.device)
+    for j in range(J, -1, -1):
+        h, res = _newton_shift(z / 2 ** j, t_nu, 2 * h if j < J else h, max_iter, tol if j == 0 else max(tol, 1e-6))
+    if res > tol: warnings.warn(f"prior_shift did not converge in max_iter={max_iter} Newton steps (residual {res:.2g} > tol={tol:g})")
+    out = torch.full_like(nu, -float('inf')); out[act] = h
+    return like_input(out.to(as_tensor(logits).dtype), logits)
 
 # %% ../nbs/21_calibration.ipynb #a593db5e
-ZS_TEMPERATURE = 0.01     # the zero-shot logit scale cos/0.01 (CLIP); tau = 1 means this scale for every method
+ZS_TEMPERATURE = CLIP_TEMPERATURE   # the zero-shot logit scale cos/0.01; tau = 1 means this scale for every method
 POSTERIORS = ('zs', 'otter-plan', 'otter-dual', 'otter-entropic', 'geotter-plan', 'geotter-dual', 'geotter-entropic')
 
+# %% ../nbs/21_calibration.ipynb #55b1e61e
 @dataclass
 class PosteriorModel:
     "Class probabilities of one method on one batch as a function of a temperature."
@@ -161,24 +196,21 @@ class PosteriorModel:
         if self.plan is not None: return plan_posteriors(self.plan)
         check_scalar(temperature, 'temperature', low=0, low_open=True)
         z = as_tensor(self.logits, dtype=torch.float64) / temperature
-        if self.prior is not None:
-            with warnings.catch_warnings():
-                warnings.simplefilter('ignore')     # near-hard softmax at tiny temperatures: Newton may stop early
-                z = z + as_tensor(prior_shift(z, self.prior))
+        if self.prior is not None: z = z + as_tensor(prior_shift(z, self.prior))
         Q = torch.softmax(z, 1)
         if self.graph is not None and self.alpha < 1: Q = as_tensor(graph_smooth(Q, self.graph, self.alpha, self.steps))
         return like_input(Q, self.logits)
 
 # %% ../nbs/21_calibration.ipynb #87660b0f
 def _geotter_models(methods, task, prior, temperature, seed, **kw)->dict:
-    "GeoTTER's plan posterior and its fused-cost maps (duals or refitted shift, smoothed), from one GeoTTER run."
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
-    opts = dict(k=7, alpha=0.3, steps=1, include_self=False) | kw
-    r = geotter(X, Y, prior, temperature=temperature, logits=L, seed=seed, **opts)
-    s = temperature / ZS_TEMPERATURE                                   # back to the zero-shot logit scale
+    "GeoTTER's plan posterior and its fused-cost maps (duals or refitted shift, smoothed), from one prepared batch."
+    geometry, transport = split_options(kw)
+    prep = prepare_task(task, temperature, seed=seed, **geometry)
+    r = prep.adapt(prior, **transport)
+    c, s = r.config, temperature / ZS_TEMPERATURE                       # s: back to the zero-shot logit scale
     z = -s * np.asarray(r.cost, dtype=np.float64)
-    smooth = opts['alpha'] < 1 and opts['steps'] > 0
-    sm = dict(graph=knn_graph(X, opts['k'], opts['include_self']) if smooth else None, alpha=opts['alpha'], steps=opts['steps'])
+    smooth = c['alpha'] < 1 and c['steps'] > 0
+    sm = dict(graph=prep.graph(c['k']) if smooth else None, alpha=c['alpha'], steps=c['steps'])
     out = {}
     if 'geotter-plan' in methods: out['geotter-plan'] = PosteriorModel('geotter-plan', plan=r.plan)
     if 'geotter-dual' in methods: out['geotter-dual'] = PosteriorModel('geotter-dual', logits=z + s * class_duals(r.cost, r.ot_plan), **sm)
@@ -186,6 +218,7 @@ def _geotter_models(methods, task, prior, temperature, seed, **kw)->dict:
         out['geotter-entropic'] = PosteriorModel('geotter-entropic', logits=z, prior=np.asarray(check_prior(prior, z.shape[1])), **sm)
     return out
 
+# %% ../nbs/21_calibration.ipynb #5da83cd9
 def _otter_model(method, theta, prior)->PosteriorModel:
     "The zero-shot or OTTER-derived posterior map on the zero-shot logits `theta`."
     if method == 'zs': return PosteriorModel(method, logits=theta)
@@ -194,10 +227,11 @@ def _otter_model(method, theta, prior)->PosteriorModel:
     if method == 'otter-plan': return PosteriorModel(method, plan=P)
     return PosteriorModel(method, logits=theta + class_duals(C, P))
 
+# %% ../nbs/21_calibration.ipynb #9f9efb22
 def posterior_models(task:Task,         # the batch (labels unused)
                      methods=POSTERIORS,# names from POSTERIORS
                      prior=None,        # (m,) target prior (default: the task's label ratio, as in the paper)
-                     temperature:float=0.1, # GeoTTER's T (its logits cos/T)
+                     temperature:float=PAPER_DEFAULTS['temperature'], # GeoTTER's T (its logits cos/T)
                      seed:int=0,        # GeoTTER's k-means seed
                      **kw,              # further GeoTTER options (beta, k, alpha, steps, ...)
                     )->dict:            # method -> PosteriorModel
@@ -211,6 +245,7 @@ def posterior_models(task:Task,         # the batch (labels unused)
     if geo: out |= _geotter_models(geo, task, prior, temperature, seed, **kw)
     return {m: out[m] for m in methods}
 
+# %% ../nbs/21_calibration.ipynb #4aed4a1c
 def posterior_model(method:str, task:Task, prior=None, **kw)->PosteriorModel:
     "The posterior map of one `method` on `task` (call `.probs(tau)`); options as in `posterior_models`."
     return posterior_models(task, (method,), prior, **kw)[method]
@@ -234,6 +269,7 @@ def split_rows(n:int,                   # batch size
     perm = check_random_state(seed).permutation(n); k = max(1, int(round(frac * n)))
     return np.sort(perm[:k]), np.sort(perm[k:])
 
+# %% ../nbs/21_calibration.ipynb #6e8bc103
 def fit_temperature(model:PosteriorModel, # posterior map (from `posterior_model`)
                     labels,             # (n,) labels of the batch (only `rows` are read)
                     rows=None,          # calibration rows (default: all)
@@ -246,6 +282,14 @@ def fit_temperature(model:PosteriorModel, # posterior map (from `posterior_model
     f = lambda lt: nll(np.asarray(model.probs(float(np.exp(lt))))[rows], y[rows], floor=1e-300)
     res = minimize_scalar(f, bounds=tuple(np.log(bounds)), method='bounded', options=dict(xatol=1e-3))
     return float(np.exp(res.x))
+
+# %% ../nbs/21_calibration.ipynb #f7027888
+def _rule_scores(mod:PosteriorModel, labels, cal, ev, n_bins:int)->list:
+    "Scores on the evaluation rows `ev` at tau = 1 ('native') and at tau fitted on the rows `cal` ('held-out')."
+    tau_h = fit_temperature(mod, labels, cal) if mod.has_temperature else np.nan
+    return [dict(rule=rule, temperature=tau, n_eval=len(ev),
+                 **calibration_scores(np.asarray(mod.probs(1.0 if np.isnan(tau) else tau))[ev], labels[ev], n_bins))
+            for rule, tau in (('native', 1.0), ('held-out', tau_h))]
 
 # %% ../nbs/21_calibration.ipynb #5c4a9b5a
 def calibration_eval(task:Task,         # labelled batch (labels only score and fit tau on the calibration rows)
@@ -261,13 +305,19 @@ def calibration_eval(task:Task,         # labelled batch (labels only score and 
     for seed in seeds:
         cal, ev = split_rows(len(task.labels), frac, seed)
         models = fixed | posterior_models(task, [m for m in methods if m.startswith('geotter')], prior, seed=seed, **kw)
-        for m in methods:
-            mod = models[m]
-            tau_h = fit_temperature(mod, task.labels, cal) if mod.has_temperature else np.nan
-            for rule, tau in (('native', 1.0), ('held-out', tau_h)):
-                Q = np.asarray(mod.probs(1.0 if np.isnan(tau) else tau))[ev]
-                rows.append(dict(task=task.name, method=m, seed=seed, rule=rule, temperature=tau, n_eval=len(ev),
-                                 **calibration_scores(Q, task.labels[ev], n_bins)))
+        rows += [dict(task=task.name, method=m, seed=seed, **r) for m in methods for r in _rule_scores(models[m], task.labels, cal, ev, n_bins)]
+    return pd.DataFrame(rows)
+
+# %% ../nbs/21_calibration.ipynb #c7dae4da
+def run_calibration(tasks:list,         # labelled Task objects
+                    out=None,           # CSV file of the row store (None: in memory)
+                    seeds=(0, 1, 2), frac:float=0.2, n_bins:int=15,
+                   )->pd.DataFrame:     # rows of `calibration_eval`, with their unit's key
+    "`calibration_eval` on every task (paper defaults, label ratio as prior), each task's rows stored and reused."
+    store, rows = ResultStore(out), []
+    for t in tasks:
+        key = unit_key('calibration', t, seeds=list(seeds), frac=frac, n_bins=n_bins, methods=list(POSTERIORS), geotter=PAPER_DEFAULTS)
+        rows += stored_rows(store, key, lambda: calibration_eval(t, seeds=seeds, frac=frac, n_bins=n_bins).to_dict('records'))
     return pd.DataFrame(rows)
 
 # %% ../nbs/21_calibration.ipynb #0a9fc710
@@ -291,6 +341,7 @@ def reliability_diagram(probs, labels,  # (n, m) probabilities, (n,) labels
     ax.text(0.04, 0.9, f'ECE {ece:.3f}', transform=ax.transAxes, fontsize=8)
     return ax
 
+# %% ../nbs/21_calibration.ipynb #1b36b3bf
 def plot_reliability(probs:dict,        # {(row label, column label): (n, m) probabilities}
                      labels:dict,       # {row label: (n,) labels}
                      n_bins:int=15, path=None, suptitle:str|None=None,

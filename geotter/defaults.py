@@ -4,180 +4,22 @@
 
 # %% ../nbs/23_defaults.ipynb #b002f3c4
 from __future__ import annotations
-import functools
-import numbers
-
-import numpy as np
-import torch
 
 from .core import *
-from .cluster import kmeans
-from .theory import recommended_defaults
+from .method import (PAPER_DEFAULTS, mp_quantile, noise_floor, estimate_noise, cost_scale, fused_beta,
+                            data_driven_defaults, geotter_inputs)
 
 # %% auto #0
-__all__ = ['mp_quantile', 'noise_floor', 'estimate_noise', 'cost_scale', 'fused_beta', 'data_driven_defaults', 'defaults_on_task']
+__all__ = ['defaults_on_task', 'mp_quantile', 'noise_floor', 'estimate_noise', 'cost_scale', 'fused_beta', 'data_driven_defaults']
 
-# %% ../nbs/23_defaults.ipynb #c441b4eb
-@functools.lru_cache(maxsize=128)
-def _mp_cdf(gamma:float)->tuple:
-    "Grid and CDF of the Marchenko–Pastur law with ratio gamma in (0, 1] (unit variance)."
-    lo, hi = (1 - np.sqrt(gamma)) ** 2, (1 + np.sqrt(gamma)) ** 2
-    x = np.linspace(lo, hi, 40001)[1:-1]
-    f = np.sqrt(np.clip((hi - x) * (x - lo), 0, None)) / (2 * np.pi * gamma * x)
-    c = np.concatenate([[0.0], np.cumsum((f[1:] + f[:-1]) / 2 * np.diff(x))])
-    return x, c / c[-1]
-
-def mp_quantile(q:float,      # probability in [0, 1]
-                ratio:float,  # aspect ratio gamma = min(n, d) / max(n, d), in (0, 1]
-               )->float:      # q-quantile of the Marchenko–Pastur law (unit variance)
-    r"Quantile of the Marchenko–Pastur law on $[(1-\sqrt\gamma)^2,(1+\sqrt\gamma)^2]$ (numerical CDF inverse)."
-    check_scalar(q, 'q', low=0, high=1); check_scalar(ratio, 'ratio', low=0, high=1, low_open=True)
-    x, c = _mp_cdf(round(float(ratio), 6))
-    return float(np.interp(q, c, x))
-
-# %% ../nbs/23_defaults.ipynb #3d95ebb3
-def _spectrum(R:torch.Tensor)->np.ndarray:
-    "Eigenvalues of R^T R (or R R^T, the smaller), descending, float64."
-    G = R.T @ R if R.shape[1] <= R.shape[0] else R @ R.T
-    return torch.linalg.eigvalsh(G.double()).flip(0).clamp_min(0).cpu().numpy()
-
-def noise_floor(R,                  # (n, d) residuals (rows with their cluster mean removed)
-                n_eff:int|None=None,# degrees of freedom of the rows (default n; n - K after removing K means)
-                dim:int|None=None,  # dimension of the noise (default d; less if the data span a subspace)
-                max_iter:int=0,     # 0: median rule; > 0: refinements dropping eigenvalues above the bulk edge
-               )->float:            # per-dimension noise variance sigma_d^2
-    r"Per-dimension noise variance $\hat\sigma_d^2=\lambda_{\rm med}/\mu_\gamma$ of a residual matrix (Marchenko–Pastur median rule [2])."
-    Rt = check_matrix(R, 'R', dtype=torch.float64)
-    n_eff = Rt.shape[0] if n_eff is None else check_scalar(n_eff, 'n_eff', numbers.Integral, low=1)
-    dim = Rt.shape[1] if dim is None else check_scalar(dim, 'dim', numbers.Integral, low=1, high=Rt.shape[1])
-    check_scalar(max_iter, 'max_iter', numbers.Integral, low=0)
-    a, b = max(n_eff, dim), min(n_eff, dim)
-    ev = _spectrum(Rt)[:b] / a
-    if ev[0] <= 0: raise ValueError("R is all zeros; the noise level is 0 and the spectrum has no bulk")
-    s2, r = np.median(ev) / mp_quantile(0.5, b / a), 0
-    for _ in range(max_iter):
-        r_new = min(int((ev > 1.05 * s2 * (1 + np.sqrt(b / a)) ** 2).sum()), b - 1)
-        if r_new == r: break
-        r = r_new
-        s2 = np.median(ev[r:]) / mp_quantile(0.5 * (b - r) / b, b / a)
-    return float(s2)
-
-# %% ../nbs/23_defaults.ipynb #46a5cc07
-def _cluster_noise(R:torch.Tensor, z:torch.Tensor, K:int, dim:int, max_iter:int)->np.ndarray:
-    "Each cluster's own noise floor (NaN for clusters of fewer than 3 samples)."
-    out = np.full(K, np.nan)
-    for l in range(K):
-        Rl = R[z == l]
-        if len(Rl) >= 3 and bool((Rl != 0).any()): out[l] = noise_floor(Rl, len(Rl) - 1, min(dim, Rl.shape[1]), max_iter)
-    return out
-
-def _noise_dim(ev:np.ndarray, n:int, K:int, d:int)->int:
-    "Dimension of the noise: the residuals' numerical rank if it is below min(n - K, d), else d."
-    rank = int((ev > ev[0] * 1e-9).sum())
-    return rank if rank < min(n - K, d) else d
-
-# %% ../nbs/23_defaults.ipynb #543bfa60
-def _score_basis(Yn:torch.Tensor, R:torch.Tensor, dim:int)->torch.Tensor:
-    "Centred class embeddings P Y, projected on the residuals' span when the noise lives in a subspace."
-    Yc = Yn - Yn.mean(0)
-    if dim == R.shape[1]: return Yc
-    V = torch.linalg.eigh(R.T @ R)[1][:, -dim:]
-    return Yc @ V @ V.T
-
-def _partition_means(Xn:torch.Tensor, z:torch.Tensor, C:torch.Tensor)->torch.Tensor:
-    "Exact float64 means of the k-means partition (k-means may run in float32 via faiss); `C` for empty clusters."
-    counts = torch.bincount(z, minlength=C.shape[0]).to(Xn.dtype)
-    M = torch.zeros_like(C).index_add_(0, z, Xn) / counts.clamp_min(1)[:, None]
-    return torch.where(counts[:, None] > 0, M, C)
-
-def _pooled(sizes:torch.Tensor, values:torch.Tensor)->float:
-    return float((sizes * values).sum() / sizes.sum())
-
-# %% ../nbs/23_defaults.ipynb #072d2e2e
-def estimate_noise(X,                          # (n, d) sample embeddings (re-normalized)
-                   Y,                          # (m, d) class embeddings (re-normalized)
-                   n_clusters:int|None=None,   # k-means K (default m, as in `cluster_cost`)
-                   seed:int=0,                 # k-means seed
-                   n_init:int=1,               # k-means restarts
-                   max_iter:int=0,             # noise-floor refinements (0: median rule)
-                  )->dict:                     # sigma2, tau2 (pooled), other readings, per_cluster, assignment
-    r"Noise $\sigma^2$ and clean within-cluster spread $\tau^2$ of the scores, from the k-means residual spectrum (no labels)."
-    Xn, Yn = check_embeddings(X, Y)
-    Xn, Yn = Xn.double(), Yn.double()
-    n, d, m = *Xn.shape, Yn.shape[0]
-    K = m if n_clusters is None else check_scalar(n_clusters, 'n_clusters', numbers.Integral, low=1)
-    if n - K < 2: raise ValueError(f"n_clusters={K} with n={n} samples; expected n_clusters <= n - 2 (residual degrees of freedom)")
-    C, z = (torch.as_tensor(a) for a in kmeans(Xn, K, seed=seed, n_init=n_init))
-    C, z = _partition_means(Xn, z.to(Xn.device), C.to(Xn)), z.to(Xn.device)
-    R = Xn - C[z]
-    dim = _noise_dim(_spectrum(R), n, K, d)
-    s2d = noise_floor(R, n - K, dim, max_iter)
-    B = _score_basis(Yn, R, dim)
-    sigma2 = s2d * (float((B ** 2).sum()) - float(((Xn @ B.T) ** 2).sum(1).mean())) / m    # noise in the tangent plane
-    sizes = torch.bincount(z, minlength=K).double()
-    ss = torch.zeros(K, dtype=torch.float64).index_add_(0, z, ((R @ (Yn - Yn.mean(0)).T) ** 2).sum(1) / m)
-    within = ss / (sizes - 1).clamp_min(1)
-    tau2_l = (within - sigma2).clamp_min(0)
-    tau2_p = (C / C.norm(dim=1, keepdim=True).clamp_min(1e-12) @ Yn.T).var(1, unbiased=False)
-    tr_w = float((R ** 2).sum()) / (n - K)
-    per = dict(size=sizes, within=within, sigma2=torch.as_tensor(_cluster_noise(R, z, K, dim, max_iter)) * sigma2 / s2d,
-               tau2=tau2_l, beta_star=sigma2 / (sigma2 + tau2_l).clamp_min(1e-300), tau2_prototype=tau2_p, centroid_norm=C.norm(dim=1))
-    out = lambda t: like_input(t.to(Xn.dtype) if t.is_floating_point() else t, X)
-    return dict(sigma2=sigma2, tau2=max(float(ss.sum()) / (n - K) - sigma2, 0.0), sigma2_dim=s2d, dim=dim, n_clusters=K,
-                sigma2_embedding=s2d * dim, tau2_embedding=max(tr_w - s2d * dim, 0.0), tau2_prototype=_pooled(sizes, tau2_p),
-                per_cluster={k: out(v) for k, v in per.items()}, assignment=out(z), centroids=out(C))
-
-# %% ../nbs/23_defaults.ipynb #31048c91
-def cost_scale(X,                  # (n, d) sample embeddings (or logit features)
-               Y,                  # (m, d) class embeddings (one-hot for logit features)
-               centroid_norm,      # (K,) norms r_l of the k-means centroids of the unit rows
-               assignment,         # (n,) cluster of each sample
-               logits=None,        # (n, m) logits of GeoTTER's OT cost (None: cos/temperature)
-               temperature:float=0.1,
-              )->float:            # rho = median_i g_i r_z(i)
-    r"Scale $\rho=\mathrm{median}_i\,g_i r_{z(i)}$ of the OT cost's scores relative to the cluster cost's ($g_i=\lVert P\theta_i\rVert/\lVert Ps_i\rVert$)."
-    check_scalar(temperature, 'temperature', low=0, low_open=True)
-    Xn, Yn = check_embeddings(X, Y)
-    s = Xn @ Yn.T; s = s - s.mean(1, keepdim=True)
-    th = s / temperature if logits is None else check_matrix(logits, 'logits', rows=s.shape[0], cols=s.shape[1], dtype=s.dtype)
-    th = th - th.mean(1, keepdim=True)
-    r = as_tensor(centroid_norm, dtype=s.dtype)[torch.as_tensor(np.asarray(assignment.cpu() if is_tensor(assignment) else assignment))]
-    g = th.norm(dim=1) / s.norm(dim=1)
-    return float(torch.nanmedian((g * r)[s.norm(dim=1) > 0]))
-
-def fused_beta(w:float,            # shrinkage weight on the cluster mean, in [0, 1]
-               scale:float,        # rho from `cost_scale`, > 0
-              )->float:            # GeoTTER's beta realising w
-    r"GeoTTER's $\beta=\rho w/(\rho w+1-w)$ that gives the cluster mean the weight $w$ on the common score scale."
-    check_scalar(w, 'w', low=0, high=1); check_scalar(scale, 'scale', low=0, low_open=True)
-    return 1.0 if w == 1 else scale * w / (scale * w + 1 - w)
+# %% ../nbs/23_defaults.ipynb #a2ce6fb9
+_all_ = ['mp_quantile', 'noise_floor', 'estimate_noise', 'cost_scale', 'fused_beta', 'data_driven_defaults']
 
 # %% ../nbs/23_defaults.ipynb #36f057ab
-def data_driven_defaults(X,                      # (n, d) sample embeddings, or logit features (see `geotter_inputs`)
-                         Y,                      # (m, d) class embeddings (one-hot for logit features)
-                         logits=None,            # (n, m) logits of GeoTTER's OT cost, as passed to `geotter` (None: cos/T)
-                         *,
-                         k:int=7,                # neighbours of the smoothing graph (alpha* = 1/(1+k))
-                         temperature:float=0.1,  # GeoTTER's T (sets the OT cost's scale)
-                         n_clusters:int|None=None, # k-means K, as in `geotter`
-                         seed:int=0,             # k-means seed, as in `geotter`
-                         n_init:int=1,           # k-means restarts, as in `geotter`
-                         scale_match:bool=True,  # map w* to GeoTTER's cost scale (False: the paper's beta = w*)
-                         max_iter:int=0,         # noise-floor refinements (0: median rule)
-                        )->dict:                 # beta, alpha, beta_star, sigma2, tau2, scale, k, estimates
-    r"$(\beta,\alpha)$ from Sec. 5.3's closed forms with $\sigma^2,\tau^2$ estimated from the batch (no labels)."
-    est = estimate_noise(X, Y, n_clusters=n_clusters, seed=seed, n_init=n_init, max_iter=max_iter)
-    w, alpha = recommended_defaults(est['sigma2'], est['tau2'], k)
-    rho = cost_scale(X, Y, est['per_cluster']['centroid_norm'], est['assignment'], logits, temperature)
-    beta = fused_beta(w, rho) if scale_match else w
-    return dict(beta=float(beta), alpha=float(alpha), beta_star=float(w), sigma2=est['sigma2'], tau2=est['tau2'],
-                scale=rho, k=k, estimates=est)
-
 def defaults_on_task(task:Task,                  # embeddings and/or logits (labels unused)
-                     temperature:float=0.1,      # GeoTTER's T
+                     temperature:float=PAPER_DEFAULTS['temperature'], # GeoTTER's T
                      **kwargs,                   # further `data_driven_defaults` options (k, n_clusters, seed, ...)
                     )->dict:
     "`data_driven_defaults` on GeoTTER's inputs for a `Task` (its embeddings, or logit features for a logit-only task)."
-    from geotter.method import geotter_inputs          # here, so that geotter.method can import this module
     X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
     return data_driven_defaults(X, Y, L, temperature=temperature, **kwargs)

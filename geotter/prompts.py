@@ -14,11 +14,13 @@ import torch
 from .core import *
 from .data import class_embeddings, check_templates
 from .transport import solve_ot
-from .method import run_method
+from .method import PAPER_DEFAULTS, run_method
+from .experiments import ResultStore, array_checksum
+from .marginals import unit_key, stored_rows
 
 # %% auto #0
 __all__ = ['WEIGHT_RULES', 'ensemble_embeddings', 'template_embeddings', 'template_scores', 'template_weights', 'prompt_variants',
-           'prompt_eval', 'prompt_table', 'plot_prompts']
+           'prompt_eval', 'run_prompts', 'prompt_table', 'plot_prompts']
 
 # %% ../nbs/22_prompts.ipynb #1fc73c20
 def ensemble_embeddings(Ys,             # (T, m, d) class embeddings, one (m, d) matrix per template
@@ -35,6 +37,7 @@ def ensemble_embeddings(Ys,             # (T, m, d) class embeddings, one (m, d)
     U = torch.stack([l2_normalize(Y, f'Ys[{t}]') for t, Y in enumerate(E)])
     return like_input(l2_normalize(torch.einsum('t,tmd->md', w, U), 'the weighted mean of Ys'), Ys)
 
+# %% ../nbs/22_prompts.ipynb #94f71822
 def template_embeddings(encoder,        # loaded text backbone (`geotter.data.load_encoder`)
                         class_names:Sequence[str], # m readable class names
                         templates:Sequence[str],   # T templates, one '{}' each
@@ -49,7 +52,7 @@ def template_scores(X,                  # (n, d) sample embeddings
                     Ys,                 # (T, m, d) per-template class embeddings
                     rule:str='entropy', # 'entropy' or 'transport'
                     prior=None,         # (m,) target prior for 'transport' ('uniform' if None)
-                    temperature:float=0.01, # zero-shot temperature of the logits cos/temperature
+                    temperature:float=CLIP_TEMPERATURE, # zero-shot temperature of the logits cos/temperature
                    )->np.ndarray:       # (T,) score s_t in nats per sample (lower is better)
     "Label-free score of each template: mean zero-shot entropy, or OTTER's optimal transport cost onto `prior`."
     if rule not in ('entropy', 'transport'): raise ValueError(f"rule={rule!r}; expected 'entropy' or 'transport'")
@@ -61,10 +64,11 @@ def template_scores(X,                  # (n, d) sample embeddings
         else: out.append(float((as_tensor(solve_ot(C, 'uniform' if prior is None else prior)) * C).sum()))
     return np.array(out)
 
+# %% ../nbs/22_prompts.ipynb #f8a25556
 def template_weights(X, Ys,             # (n, d) samples, (T, m, d) per-template class embeddings
                      rule:str='uniform',# one of WEIGHT_RULES
                      prior=None,        # (m,) target prior (rule 'transport')
-                     temperature:float=0.01,
+                     temperature:float=CLIP_TEMPERATURE,
                     )->np.ndarray:      # (T,) weights summing to one
     "Label-free template weights $w_t\\propto e^{-s_t}$ (`template_scores`), or equal weights for 'uniform'."
     if rule not in WEIGHT_RULES: raise ValueError(f"rule={rule!r}; expected one of {WEIGHT_RULES}")
@@ -87,6 +91,7 @@ def prompt_variants(X, Ys,              # (n, d) samples, (T, m, d) per-template
     for r in rules: out[f'ensemble ({r})'] = np.asarray(ensemble_embeddings(E, template_weights(X, E, r, prior)), dtype=np.float32)
     return out
 
+# %% ../nbs/22_prompts.ipynb #669daa89
 def prompt_eval(task:Task,              # labelled text task with embeddings X
                 Ys,                     # (T, m, d) per-template class embeddings
                 templates:Sequence[str],
@@ -108,6 +113,21 @@ def prompt_eval(task:Task,              # labelled text task with embeddings X
                                  balanced_accuracy=100 * balanced_accuracy(task.labels, pred)))
     return pd.DataFrame(rows)
 
+# %% ../nbs/22_prompts.ipynb #87204ff5
+def run_prompts(tasks:list,             # labelled text tasks with embeddings
+                Ys_list:list,           # (T, m, d) per-template class embeddings of each task
+                templates:Sequence[str],
+                out=None,               # CSV file of the row store (None: in memory)
+                seeds=(0, 1, 2), rules=WEIGHT_RULES,
+               )->pd.DataFrame:         # rows of `prompt_eval`, with their unit's key
+    "`prompt_eval` on every task (paper defaults), each task's rows stored under its key and reused."
+    store, rows = ResultStore(out), []
+    for t, Ys in zip(tasks, Ys_list):
+        key = unit_key('prompts', t, templates=list(templates), class_embeddings=array_checksum(np.asarray(Ys)), seeds=list(seeds),
+                       rules=list(rules), geotter=PAPER_DEFAULTS)
+        rows += stored_rows(store, key, lambda: prompt_eval(t, Ys, templates, seeds=seeds, rules=rules).to_dict('records'))
+    return pd.DataFrame(rows)
+
 # %% ../nbs/22_prompts.ipynb #beba8fc3
 def prompt_table(results:pd.DataFrame,  # `prompt_eval` rows (one task)
                  metric:str='accuracy',
@@ -119,6 +139,7 @@ def prompt_table(results:pd.DataFrame,  # `prompt_eval` rows (one task)
     extra = pd.DataFrame([single.mean(), single.max()], index=['single: mean', 'single: best (oracle)'])
     return pd.concat([w, extra])
 
+# %% ../nbs/22_prompts.ipynb #1cbd7ff3
 def plot_prompts(results:pd.DataFrame,  # `prompt_eval` rows, any number of tasks
                  path=None,
                 ):                      # the figure

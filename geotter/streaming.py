@@ -13,45 +13,26 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from joblib import delayed
 
 from .core import *
 from .transport import emd, sinkhorn, otter, DEFAULT_REG
 from .graph import knn_graph, graph_smooth
 from .cluster import kmeans, fuse_costs
-from .method import geotter, geotter_inputs, geotter_on_task
-from .labelfree import em_prior
+from .method import PAPER_DEFAULTS, Prepared, geotter, geotter_inputs, prepare_task
+from .priors import em_prior, online_em_prior
+from .experiments import ResultStore, run_jobs
+from .marginals import unit_key, stored_rows
 
 # %% auto #0
-__all__ = ['STREAM_DEFAULTS', 'STREAM_METHODS', 'SINKHORN_VARIANTS', 'online_em_prior', 'nearest_centre', 'update_centres',
-           'c_transform', 'dual_plan', 'centre_potential', 'average_potential', 'StreamState', 'check_stream_options',
-           'init_stream', 'StepResult', 'stream_step', 'StreamingGeoTTER', 'stream_order', 'stream_predict',
-           'stream_on_task', 'streaming_eval', 'run_streaming', 'streaming_table', 'plot_streaming',
-           'sinkhorn_ablation']
+__all__ = ['STREAM_DEFAULTS', 'STREAM_METHODS', 'SINKHORN_VARIANTS', 'nearest_centre', 'update_centres', 'c_transform',
+           'dual_plan', 'centre_potential', 'average_potential', 'StreamState', 'check_stream_options', 'init_stream',
+           'StepResult', 'stream_step', 'StreamingGeoTTER', 'stream_order', 'stream_predict', 'stream_on_task',
+           'streaming_eval', 'run_streaming', 'streaming_table', 'plot_streaming', 'sinkhorn_ablation',
+           'run_sinkhorn_ablation', 'online_em_prior']
 
 # %% ../nbs/20_streaming.ipynb #57e4578b
-def online_em_prior(probs,                 # (b, m) posteriors p(k | x_i) of the new batch
-                    q=None,                # (m,) running estimate (None: start from source_prior)
-                    count:float=0.0,       # N, the (discounted) number of samples behind q
-                    source_prior='uniform',# (m,) source prior pi, or 'uniform'
-                    max_iter:int=10_000,   # fixed-point iterations at most
-                    tol:float=1e-10,       # stop when the L1 change of q is <= tol
-                   )->Array:               # (m,) updated estimate
-    r"Incremental EM for the class prior: $q=\frac{N q_{\rm old}+\sum_i r_i(q)}{N+b}$, $r_i(q)=\mathrm{normalize}(p_i\odot q/\pi)$."
-    P = check_matrix(probs, 'probs', dtype=torch.float64)
-    if (P < 0).any(): raise ValueError("probs has negative entries; expected posteriors in [0, 1]")
-    P = P / P.sum(1, keepdim=True)
-    b, m = P.shape
-    pi = check_prior(source_prior, m, name='source_prior', device=P.device)
-    check_scalar(count, 'count', low=0)
-    q_old = pi.clone() if q is None else check_prior(q, m, name='q', device=P.device)
-    W, q_new = P / pi.clamp_min(1e-300), q_old.clone()
-    for _ in range(max_iter):
-        R = W * q_new
-        q_next = (count * q_old + (R / R.sum(1, keepdim=True).clamp_min(1e-300)).sum(0)) / (count + b)
-        done = (q_next - q_new).abs().sum().item() <= tol
-        q_new = q_next
-        if done: break
-    return like_input(q_new, probs)
+_all_ = ['online_em_prior']     # defined in geotter.priors, re-exported here
 
 # %% ../nbs/20_streaming.ipynb #5705388a
 def nearest_centre(X:torch.Tensor,        # (n, d) samples
@@ -60,6 +41,7 @@ def nearest_centre(X:torch.Tensor,        # (n, d) samples
     "Index of the nearest centre of every row of `X`, in squared Euclidean distance."
     return ((X * X).sum(1, keepdim=True) - 2 * X @ C.T + (C * C).sum(1)).argmin(1)
 
+# %% ../nbs/20_streaming.ipynb #88df7edd
 def _farthest_points(X:torch.Tensor, C:torch.Tensor, r:int)->torch.Tensor:
     "Greedy farthest-point choice of `r` rows of `X` away from the centres `C`."
     d2 = ((X[:, None, :] - C[None]) ** 2).sum(-1).min(1).values
@@ -68,6 +50,19 @@ def _farthest_points(X:torch.Tensor, C:torch.Tensor, r:int)->torch.Tensor:
         i = int(d2.argmax()); pick.append(i)
         d2 = torch.minimum(d2, ((X - X[i]) ** 2).sum(1))
     return X[pick].clone()
+
+# %% ../nbs/20_streaming.ipynb #fd95a794
+def _weighted_lloyd(X:torch.Tensor, C0:torch.Tensor, N0:torch.Tensor, max_iter:int)->tuple:
+    "Lloyd rounds in which each old centre weighs as its N0 samples: (centres, assignment of X)."
+    C, z = C0, None
+    for _ in range(max_iter):
+        z_new = nearest_centre(X, C)
+        if z is not None and torch.equal(z_new, z): break
+        z = z_new
+        S = torch.zeros_like(C0).index_add_(0, z, X)
+        tot = N0 + torch.bincount(z, minlength=len(C0)).to(X.dtype)
+        C = torch.where(tot[:, None] > 0, (N0[:, None] * C0 + S) / tot.clamp_min(1e-300)[:, None], C0)
+    return C, z
 
 # %% ../nbs/20_streaming.ipynb #5fd8dce1
 def update_centres(centres,               # (K0, d) running centres (K0 <= n_clusters), or None before the first batch
@@ -89,14 +84,7 @@ def update_centres(centres,               # (K0, d) running centres (K0 <= n_clu
     if len(C0) < n_clusters:                                   # open the missing centres at far points
         new = _farthest_points(Xt, C0, min(n_clusters - len(C0), Xt.shape[0]))
         C0, N0 = torch.cat([C0, new]), torch.cat([N0, N0.new_zeros(len(new))])
-    C, z = C0, None
-    for _ in range(max_iter):
-        z_new = nearest_centre(Xt, C)
-        if z is not None and torch.equal(z_new, z): break
-        z = z_new
-        S = torch.zeros_like(C0).index_add_(0, z, Xt)
-        tot = N0 + torch.bincount(z, minlength=len(C0)).to(Xt.dtype)
-        C = torch.where(tot[:, None] > 0, (N0[:, None] * C0 + S) / tot.clamp_min(1e-300)[:, None], C0)
+    C, z = _weighted_lloyd(Xt, C0, N0, max_iter)
     return C, N0 + torch.bincount(z, minlength=len(C0)).to(Xt.dtype), z
 
 # %% ../nbs/20_streaming.ipynb #a2dff04d
@@ -115,6 +103,7 @@ def dual_plan(g:torch.Tensor,             # (m,) class potential
     r"The plan of a class potential, $P_{ij}=a_i\,\mathrm{softmax}_j((g_j-C_{ij})/\varepsilon)$."
     return row_mass[:, None] * torch.softmax((g[None, :] - C) / reg, dim=1)
 
+# %% ../nbs/20_streaming.ipynb #005375f1
 def centre_potential(g:torch.Tensor)->torch.Tensor:
     "A class potential shifted to mean zero over its finite entries (potentials are defined up to a constant)."
     fin = torch.isfinite(g)
@@ -155,9 +144,10 @@ class StreamState:
         return sum(a.numel() for a in arrs if a is not None) + 4
 
 # %% ../nbs/20_streaming.ipynb #6d183ac4
-STREAM_DEFAULTS = dict(temperature=0.1, beta=0.3, k=7, alpha=0.3, steps=1, n_clusters=None, solver='emd',
-                       reg=None, dual='batch', memory=512, decay=1.0, em_temperature=0.01, seed=0,
-                       include_self=False, n_init=1, knn_method='auto', warm_start=True)
+_PAPER = ('temperature', 'beta', 'k', 'alpha', 'steps', 'include_self')
+STREAM_DEFAULTS = {**{o: PAPER_DEFAULTS[o] for o in _PAPER}, **dict(
+    n_clusters=None, solver='emd', reg=None, dual='batch', memory=512, decay=1.0, em_temperature=CLIP_TEMPERATURE,
+    seed=0, n_init=1, knn_method='auto', warm_start=True)}
 
 def check_stream_options(options:dict)->dict:
     "Stream options completed with `STREAM_DEFAULTS` and validated (ValueError naming the option)."
@@ -177,6 +167,7 @@ def check_stream_options(options:dict)->dict:
         raise ValueError("dual='running' needs solver='sinkhorn' (the exact solver returns no potentials); use dual='batch'")
     return o
 
+# %% ../nbs/20_streaming.ipynb #1b1a84db
 def init_stream(Y,                        # (m, d) class embeddings
                 prior='em',               # (m,) known prior, 'uniform', or 'em' (estimate it online)
                 pseudo_count:float=1.0,   # 'em': pseudo-samples per class behind the uniform start (Dirichlet)
@@ -204,6 +195,7 @@ def _window_cost(theta, Xn, st, beta, z_batch):
     z = z_batch if nb == 0 else torch.cat([nearest_centre(Xn[:nb], st.centres), z_batch])
     return fuse_costs(C, cosine_cost(st.centres, st.Y)[z], beta)
 
+# %% ../nbs/20_streaming.ipynb #ca16ce51
 def _transport(C, nu, st, o, b):
     "Plan of the window, the class potential to carry, its weight, and the Sinkhorn iterations."
     if o['solver'] == 'emd': return as_tensor(emd(C, 'uniform', nu)), None, 0.0, 0
@@ -230,6 +222,18 @@ class StepResult:
     k:int                     # neighbours used by the graph (0: no smoothing)
     ot_iter:int=0             # Sinkhorn iterations (0 for the exact solver)
 
+# %% ../nbs/20_streaming.ipynb #96c1e24d
+def _prior_and_centres(st:StreamState, theta, Xn, o:dict)->tuple:
+    "The state with the batch in its prior estimate (unless known) and in its centres (if beta > 0); the batch's clusters."
+    if not st.known_prior:
+        post = torch.softmax(theta.double() * (o['temperature'] / o['em_temperature']), 1)
+        st = replace(st, prior=as_tensor(online_em_prior(post, st.prior, st.prior_count)), prior_count=st.prior_count + len(Xn))
+    if o['beta'] == 0: return st, None
+    K = st.Y.shape[0] if o['n_clusters'] is None else o['n_clusters']
+    C_, N_, z = update_centres(st.centres, st.counts, Xn, K, seed=o['seed'], n_init=o['n_init'])
+    return replace(st, centres=C_, counts=N_), z
+
+# %% ../nbs/20_streaming.ipynb #9f3655e4
 def stream_step(state:StreamState,        # state before the batch
                 X,                        # (b, d) the new batch
                 logits=None,              # (b, m) logits to use instead of cos(X, Y)/temperature
@@ -242,15 +246,7 @@ def stream_step(state:StreamState,        # state before the batch
     Xn = l2_normalize(Xt, 'X')
     theta = Xn @ st.Y.T / o['temperature'] if logits is None else \
             check_matrix(logits, 'logits', rows=b, cols=m, dtype=Xt.dtype, device=Xt.device)
-    st = _decayed(st, o['decay'])
-    if not st.known_prior:
-        post = torch.softmax(theta.double() * (o['temperature'] / o['em_temperature']), 1)
-        st = replace(st, prior=as_tensor(online_em_prior(post, st.prior, st.prior_count)), prior_count=st.prior_count + b)
-    z = None
-    if o['beta'] > 0:
-        K = m if o['n_clusters'] is None else o['n_clusters']
-        C_, N_, z = update_centres(st.centres, st.counts, Xn, K, seed=o['seed'], n_init=o['n_init'])
-        st = replace(st, centres=C_, counts=N_)
+    st, z = _prior_and_centres(_decayed(st, o['decay']), theta, Xn, o)
     bank = st.bank_X is not None and len(st.bank_X) > 0
     Xz = torch.cat([st.bank_X, Xt]) if bank else Xt
     Tz = torch.cat([st.bank_theta, theta]) if bank else theta
@@ -303,6 +299,7 @@ def stream_order(n:int,                   # number of samples
     if batch_size is None or batch_size >= n: return [perm]
     return [perm[s:s + batch_size] for s in range(0, n, batch_size)]
 
+# %% ../nbs/20_streaming.ipynb #8197da68
 def stream_predict(X,                     # (n, d) samples
                    Y,                     # (m, d) class embeddings
                    prior='em',            # known prior, 'uniform' or 'em'
@@ -322,6 +319,7 @@ def stream_predict(X,                     # (n, d) samples
         out[ii] = model.partial_fit_predict(Xt[ii], None if L is None else L[ii])
     return like_input(out, X), model
 
+# %% ../nbs/20_streaming.ipynb #218d4b89
 def stream_on_task(task:Task,             # embeddings and/or logits (labels unused)
                    prior='em',            # known prior, 'uniform' or 'em'
                    batch_size:int|None=None,
@@ -351,11 +349,21 @@ def _per_batch_scores(labels, pred, batches, min_rows=32):
     return [100 * accuracy(labels[i], pred[i]) for i in batches if len(i) >= min_rows]
 
 # %% ../nbs/20_streaming.ipynb #0f1d69ee
+def _full_batch_rows(task, L, full_prior, prep, row)->list:
+    "Zero-shot, OTTER and GeoTTER on the whole task (the references of the stream)."
+    out = []
+    for meth, pred in (('zs', lambda: np.asarray(predict(L))), ('otter-full', lambda: np.asarray(predict(otter(L, full_prior)))),
+                       ('geotter-full', lambda: np.asarray(prep.adapt(full_prior).labels))):
+        t0 = time.perf_counter(); out.append(row(meth, None, pred(), t0))
+    return out
+
+# %% ../nbs/20_streaming.ipynb #a86a3e3f
 def streaming_eval(task:Task,             # labels used only to score
                    batch_sizes=(32, 128, 512, 2048, None), # None: the whole task as one batch
                    seed:int=0,            # stream order and k-means seed
                    prior_mode:str='known',# 'known' (true label ratio) or 'estimated' (online EM; no labels)
                    methods:dict=STREAM_METHODS, # name -> stream options
+                   prep:Prepared|None=None, # the whole task prepared with k-means seed `seed` (None: prepared here)
                   )->list:                # rows: task, prior_mode, seed, method, batch_size, accuracy, worst10, seconds
     "Accuracy of streaming GeoTTER per batch size, and of per-batch OTTER and the full-batch references, on one task."
     if prior_mode not in ('known', 'estimated'): raise ValueError(f"prior_mode={prior_mode!r}; expected 'known' or 'estimated'")
@@ -366,10 +374,7 @@ def streaming_eval(task:Task,             # labels used only to score
         task=task.name, prior_mode=prior_mode, seed=int(seed), method=meth, batch_size='full' if bs is None else int(bs),
         accuracy=100 * accuracy(y, pred), worst10=np.percentile(_per_batch_scores(y, pred, batches), 10) if batches else np.nan,
         seconds=time.perf_counter() - t0)
-    rows = []
-    for meth, pred in (('zs', lambda: np.asarray(predict(L))), ('otter-full', lambda: np.asarray(predict(otter(L, full_prior)))),
-                       ('geotter-full', lambda: np.asarray(geotter_on_task(task, full_prior, seed=seed).labels))):
-        t0 = time.perf_counter(); rows.append(row(meth, None, pred(), t0))
+    rows = _full_batch_rows(task, L, full_prior, prepare_task(task, seed=seed) if prep is None else prep, row)
     for bs in batch_sizes:
         batches = stream_order(len(y), bs, seed)
         t0 = time.perf_counter(); rows.append(row('otter-per-batch', bs, _otter_per_batch(L, batches, prior), t0, batches))
@@ -379,31 +384,29 @@ def streaming_eval(task:Task,             # labels used only to score
     return rows
 
 # %% ../nbs/20_streaming.ipynb #11f2890f
+def _stream_job(task, batch_sizes, seed, modes, key):
+    prep = prepare_task(task, seed=seed)          # the full batch's geometry, shared by the prior modes
+    return [dict(key=key, **r) for mode in modes for r in streaming_eval(task, batch_sizes, seed, mode, prep=prep)]
+
+# %% ../nbs/20_streaming.ipynb #1f371f3d
 def run_streaming(tasks:list,             # Task objects
-                  out=None,               # CSV file of the cache (None: in memory)
+                  out=None,               # CSV file of the row store (None: in memory)
                   seeds=(0, 1, 2), prior_modes=('known', 'estimated'),
                   batch_sizes=(32, 128, 512, 2048, None),
                   progress:bool=True,
                  )->pd.DataFrame:         # rows of `streaming_eval`
-    "Streaming vs full-batch accuracy on every task, seed and prior mode, cached and resumable."
-    from joblib import delayed
-    from geotter.experiments import ResultStore, config_key, task_checksum, run_jobs
+    "Streaming vs full-batch accuracy on every task, seed and prior mode, stored and resumable."
     store = ResultStore(out)
     done, keys, jobs = store.keys(), [], []
     for t in tasks:
-        tsum = task_checksum(t)
-        for mode in prior_modes:
-            for s in seeds:
-                key = config_key(kind='streaming', task=t.name, checksum=tsum, seed=s, mode=mode,
-                                 batch_sizes=[str(b) for b in batch_sizes], defaults=STREAM_DEFAULTS, methods=STREAM_METHODS)
-                keys.append(key)
-                if key not in done: jobs.append(delayed(_stream_job)(t, batch_sizes, s, mode, key))
+        for s in seeds:
+            key = unit_key('streaming', t, seed=s, modes=list(prior_modes), batch_sizes=[str(b) for b in batch_sizes],
+                           defaults=STREAM_DEFAULTS, methods=STREAM_METHODS)
+            keys.append(key)
+            if key not in done: jobs.append(delayed(_stream_job)(t, batch_sizes, s, prior_modes, key))
     for rows in run_jobs(jobs, 1, None, progress, 'streaming'): store.append(rows)
     f = store.frame()
     return f[f.key.isin(keys)].reset_index(drop=True)
-
-def _stream_job(task, batch_sizes, seed, mode, key):
-    return [dict(key=key, **r) for r in streaming_eval(task, batch_sizes, seed, mode)]
 
 # %% ../nbs/20_streaming.ipynb #ad47e3ea
 def streaming_table(df:pd.DataFrame,      # rows of `run_streaming`
@@ -415,6 +418,7 @@ def streaming_table(df:pd.DataFrame,      # rows of `run_streaming`
     tab = d.pivot_table(index=['task', 'prior_mode', 'method'], columns='batch_size', values=value, aggfunc='mean', sort=False)
     return tab[order]
 
+# %% ../nbs/20_streaming.ipynb #59bb4595
 def plot_streaming(df:pd.DataFrame,       # rows of `run_streaming`
                    prior_mode:str='known',
                    path=None,
@@ -447,22 +451,39 @@ def plot_streaming(df:pd.DataFrame,       # rows of `run_streaming`
 SINKHORN_VARIANTS = {'cold start': dict(warm_start=False), 'warm start': dict(),
                      'running dual': dict(dual='running')}
 
+def _sinkhorn_stream(X, Y, L, task, bs, seed, opts)->tuple:
+    "Labels and mean Sinkhorn iterations per batch of one stream without bank, known prior."
+    model, pred, its = StreamingGeoTTER(Y, task.prior, solver='sinkhorn', memory=0, seed=seed, **opts), np.empty(len(X), np.int64), []
+    for idx in stream_order(len(X), bs, seed):
+        pred[idx] = np.asarray(model.partial_fit_predict(X[idx], None if L is None else L[idx]))
+        its.append(model.last_.ot_iter)
+    return pred, float(np.mean(its))
+
+# %% ../nbs/20_streaming.ipynb #34e366cc
 def sinkhorn_ablation(task:Task,          # labels used only to score
                       batch_sizes=(32, 128, 512),
                       seed:int=0,         # stream order and k-means seed
                       variants:dict=SINKHORN_VARIANTS,
+                      reg:float=0.01,     # entropic weight of every variant
                      )->list:             # rows: task, variant, batch_size, accuracy, iterations, seconds
     "Streaming GeoTTER with Sinkhorn and no bank: cold vs warm starts vs the running dual, known prior."
     X, Y, L = geotter_inputs(task.X, task.Y, task.logits, STREAM_DEFAULTS['temperature'])
     rows = []
     for bs in batch_sizes:
         for name, opts in variants.items():
-            model, pred, its = StreamingGeoTTER(Y, task.prior, solver='sinkhorn', memory=0, seed=seed, **opts), \
-                               np.empty(len(task.labels), np.int64), []
-            t0 = time.perf_counter()
-            for idx in stream_order(len(task.labels), bs, seed):
-                pred[idx] = np.asarray(model.partial_fit_predict(X[idx], None if L is None else L[idx]))
-                its.append(model.last_.ot_iter)
+            t0 = time.perf_counter(); pred, its = _sinkhorn_stream(X, Y, L, task, bs, seed, dict(opts, reg=reg))
             rows.append(dict(task=task.name, variant=name, batch_size=bs, seed=seed, accuracy=100 * accuracy(task.labels, pred),
-                             iterations=float(np.mean(its)), seconds=time.perf_counter() - t0))
+                             iterations=its, seconds=time.perf_counter() - t0))
     return rows
+
+# %% ../nbs/20_streaming.ipynb #f7bf20a0
+def run_sinkhorn_ablation(tasks:list,     # Task objects
+                          out=None,       # CSV file of the row store (None: in memory)
+                          batch_sizes=(32, 128, 512), seed:int=0,
+                         )->pd.DataFrame: # rows of `sinkhorn_ablation`, with their unit's key
+    "`sinkhorn_ablation` on every task, each task's rows stored under its key and reused."
+    store, rows = ResultStore(out), []
+    for t in tasks:
+        key = unit_key('streaming-sinkhorn', t, batch_sizes=list(batch_sizes), seed=seed, variants=SINKHORN_VARIANTS, defaults=STREAM_DEFAULTS)
+        rows += stored_rows(store, key, lambda: sinkhorn_ablation(t, batch_sizes, seed))
+    return pd.DataFrame(rows)
