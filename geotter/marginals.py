@@ -19,7 +19,7 @@ from .core import *
 from .transport import otter, DEFAULT_RHO
 from .method import PAPER_DEFAULTS, Prepared, prepare_task
 from .priors import total_variation
-from .experiments import ResultStore, config_key, task_checksum
+from .experiments import ResultStore, config_key, task_checksum, results_root
 
 # %% auto #0
 __all__ = ['BUCKETS', 'TV_ERRORS', 'STUDY_REG', 'PRESERVE_OPTIONS', 'marginal_errors', 'batch_parts', 'geotter_labels',
@@ -185,7 +185,7 @@ def partial_task(task:Task,              # the pool the batches are drawn from
 # %% ../nbs/19_marginals.ipynb #96a194ef
 def results_path(*parts:str)->Path:      # e.g. 'marginals', 'preserve.csv'
     "A path under the one results root: `$GEOTTER_RESULTS`, default `./geotter_results`."
-    return Path(os.environ.get('GEOTTER_RESULTS') or 'geotter_results').joinpath(*parts)
+    return results_root().joinpath(*parts)
 
 # %% ../nbs/19_marginals.ipynb #edd903c3
 def unit_key(study:str,                  # name of the study, e.g. 'partial'

@@ -18,14 +18,14 @@ from joblib import delayed
 from .core import *
 from .transport import emd, sinkhorn, otter, DEFAULT_REG
 from .graph import knn_graph, graph_smooth
-from .cluster import kmeans, fuse_costs
+from .cluster import kmeans, fuse_costs, nearest_centres
 from .method import PAPER_DEFAULTS, Prepared, geotter, geotter_inputs, prepare_task
 from .priors import em_prior, online_em_prior
 from .experiments import ResultStore, run_jobs
 from .marginals import unit_key, stored_rows
 
 # %% auto #0
-__all__ = ['STREAM_DEFAULTS', 'STREAM_METHODS', 'SINKHORN_VARIANTS', 'nearest_centre', 'update_centres', 'c_transform',
+__all__ = ['nearest_centre', 'STREAM_DEFAULTS', 'STREAM_METHODS', 'SINKHORN_VARIANTS', 'update_centres', 'c_transform',
            'dual_plan', 'centre_potential', 'average_potential', 'StreamState', 'check_stream_options', 'init_stream',
            'StepResult', 'stream_step', 'StreamingGeoTTER', 'stream_order', 'stream_predict', 'stream_on_task',
            'streaming_eval', 'run_streaming', 'streaming_table', 'plot_streaming', 'sinkhorn_ablation',
@@ -35,11 +35,7 @@ __all__ = ['STREAM_DEFAULTS', 'STREAM_METHODS', 'SINKHORN_VARIANTS', 'nearest_ce
 _all_ = ['online_em_prior']     # defined in geotter.priors, re-exported here
 
 # %% ../nbs/20_streaming.ipynb #5705388a
-def nearest_centre(X:torch.Tensor,        # (n, d) samples
-                   C:torch.Tensor,        # (K, d) centres
-                  )->torch.Tensor:        # (n,) index of the nearest centre
-    "Index of the nearest centre of every row of `X`, in squared Euclidean distance."
-    return ((X * X).sum(1, keepdim=True) - 2 * X @ C.T + (C * C).sum(1)).argmin(1)
+nearest_centre = nearest_centres       # the nearest-centre search of `geotter.cluster`, under this module's name
 
 # %% ../nbs/20_streaming.ipynb #88df7edd
 def _farthest_points(X:torch.Tensor, C:torch.Tensor, r:int)->torch.Tensor:
