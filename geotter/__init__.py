@@ -51,19 +51,29 @@ def __getattr__(name:str):
 
 def __dir__(): return sorted(set(globals()) | (set(__all__) if _loaded else set()))
 
-def faiss_build()->str:
-    """Which faiss is installed: 'cpu' (faiss-cpu), 'gpu' (faiss-gpu or faiss-gpu-cu11/cu12) or 'none'.
+def _faiss_dists()->list:
+    "The faiss distributions installed on `sys.path` (from their .dist-info folders; cheap, nothing imported)."
+    import os, re, sys
+    found = set()
+    for d in sys.path:
+        try: names = os.listdir(d or '.')
+        except OSError: continue
+        for n in names:
+            m = re.match(r'(faiss[_-](?:cpu|gpu)[\w.-]*?)-\d[^-]*\.dist-info$', n, re.I)
+            if m: found.add(m.group(1).lower().replace('_', '-'))
+    return sorted(found)
 
-    faiss-cpu and faiss-gpu* both install the module `faiss`; with both installed, whichever pip
-    wrote last wins, so a warning asks to keep only one."""
-    import warnings
-    from importlib import metadata
-    found = []
-    for dist in ('faiss-cpu', 'faiss-gpu', 'faiss-gpu-cu11', 'faiss-gpu-cu12'):
-        try: metadata.distribution(dist); found.append(dist)
-        except metadata.PackageNotFoundError: pass
-    gpu = [d for d in found if d != 'faiss-cpu']
-    if gpu and 'faiss-cpu' in found:
-        warnings.warn(f"both faiss-cpu and {', '.join(gpu)} are installed and share the module `faiss`; keep one: "
+def faiss_build(warn:bool=True)->str:
+    """Which faiss build is installed: 'cpu' (faiss-cpu), 'gpu' (faiss-gpu, faiss-gpu-cu11/cu12, ...) or 'none'.
+
+    faiss-cpu and the GPU builds all install the module `faiss`; with both installed, the one pip wrote last
+    is active and uninstalling either breaks the other, so a warning says how to keep only the GPU build."""
+    found = _faiss_dists()
+    gpu = [d for d in found if d.startswith('faiss-gpu')]
+    if warn and gpu and 'faiss-cpu' in found:
+        import warnings
+        warnings.warn(f"both faiss-cpu and {', '.join(gpu)} are installed and share the module `faiss`; keep one, e.g. "
                       f"pip uninstall -y faiss-cpu {' '.join(gpu)} && pip install {gpu[-1]}", RuntimeWarning, stacklevel=2)
-    return 'gpu' if gpu else 'cpu' if found else 'none'
+    return 'gpu' if gpu else 'cpu' if 'faiss-cpu' in found else 'none'
+
+faiss_build()   # warns at import when two faiss builds are installed side by side

@@ -186,6 +186,14 @@ def test_demo_header_and_markdown(files, capsys):
     assert '| task' in out and 'Balanced accuracy (%)' in out
     assert (files / 'demo' / 'table1.md').read_text().startswith('Accuracy (%)')
 
-def test_faiss_build():
+def test_faiss_build(tmp_path, monkeypatch):
+    "Which faiss build is installed, from the .dist-info folders on sys.path; a warning when CPU and GPU builds meet."
     import warnings, geotter
-    with warnings.catch_warnings(record=True): assert geotter.faiss_build() in ('cpu', 'gpu', 'none')
+    (tmp_path / 'faiss_cpu-1.15.1.dist-info').mkdir(); (tmp_path / 'faiss_gpu_cu12-1.14.1.dist-info').mkdir()
+    monkeypatch.setattr(sys, 'path', [str(tmp_path)])
+    with pytest.warns(RuntimeWarning, match='pip uninstall -y faiss-cpu faiss-gpu-cu12'): assert geotter.faiss_build() == 'gpu'
+    (tmp_path / 'faiss_gpu_cu12-1.14.1.dist-info').rmdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter('error'); assert geotter.faiss_build() == 'cpu'
+    monkeypatch.setattr(sys, 'path', [str(tmp_path / 'nowhere')])
+    assert geotter.faiss_build() == 'none'
