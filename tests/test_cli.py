@@ -123,7 +123,7 @@ def _bad_cases(f):
         (['adapt'], ['--logits']),
         (adapt(f, '--prior', f / 'Y.npy'), ['--prior']),
         (adapt(f, '--method', 'otter', '--beta', 0.5), ['--beta', 'otter']),
-        (adapt(f, '--k', 0), ['--k']), (adapt(f, '--steps', 1.5), ['--steps']),
+        (adapt(f, '--k', 0), ['--k']), (adapt(f, '--k', N), ['--k', 'fewer neighbours']), (adapt(f, '--steps', 1.5), ['--steps']),
         (adapt(f, '--reg', -1), ['--reg']), (adapt(f, '--method', 'nope'), ['--method']),
         *[(adapt(f, '--temperature', t), ['--temperature']) for t in ('0', '-0.1', 'nan', 'inf', '-inf', 'True', 'x')],
         (['experiments', 'table1', '--tasks', 'nope', '--out', f / 'e'], ['--tasks nope']),
@@ -179,12 +179,15 @@ def test_skip_message_is_whole(monkeypatch, capsys):
     got = cli.resolve_tasks(None, ('cifar10-clip', 'synthetic'), log=print)
     assert got == ['synthetic'] and reason in capsys.readouterr().out
 
-def test_demo_header_and_markdown(files, capsys):
-    code, out, err = run(capsys, 'demo', '--task', 'synthetic', '--methods', 'zs', 'otter', '--out', files / 'demo')
+def test_demo_header_markdown_and_results_root(files, capsys, monkeypatch):
+    "The demo says how imbalanced each task is, prints Markdown tables, and writes under $GEOTTER_RESULTS/demo."
+    monkeypatch.setenv('GEOTTER_RESULTS', str(files / 'results'))
+    code, out, err = run(capsys, 'demo', '--task', 'synthetic', '--methods', 'zs', 'otter')
     assert code == 0, err
     assert 'imbalance: the largest class is' in out and 'max/min' not in out
     assert '| task' in out and 'Balanced accuracy (%)' in out
-    assert (files / 'demo' / 'table1.md').read_text().startswith('Accuracy (%)')
+    assert (files / 'results' / 'demo' / 'table1.md').read_text().startswith('Accuracy (%)')
+    assert str(files / 'results' / 'demo' / 'table1.md') in out
 
 def test_faiss_build(tmp_path, monkeypatch):
     "Which faiss build is installed, from the .dist-info folders on sys.path; a warning when CPU and GPU builds meet."
