@@ -1,0 +1,107 @@
+"""Property-based tests of GeoTTER's public entry points (`prepare`, `Prepared.adapt`, `geotter`, `run_method`).
+
+For any finite valid batch the plans keep their marginals and hold no NaN, and a prepared batch adapted to a
+prior gives exactly what a fresh `geotter` call gives; any invalid argument raises ValueError/TypeError naming it.
+Sizes stay at most 40 x 10 so that every call finishes in well under 10 s."""
+import math, time
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, strategies as st, assume
+
+from geotter.core import Task
+from geotter.method import geotter, prepare, run_method, METHODS
+
+torch.set_num_threads(1)
+
+
+@st.composite
+def batches(draw, max_n=40, max_m=5, max_d=10):
+    "A clustered batch: (X, Y, prior, k) with n > k >= 1 and a prior on the simplex (zeros allowed)."
+    seed = draw(st.integers(0, 2**31 - 1))
+    m = draw(st.integers(2, max_m)); d = draw(st.integers(2, max_d)); n = draw(st.integers(m + 3, max_n))
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(m, d))
+    X = Y[rng.integers(m, size=n)] + draw(st.floats(0.05, 3.0)) * rng.normal(size=(n, d))
+    w = rng.dirichlet(np.ones(m)) * (rng.random(m) > draw(st.floats(0, 0.5)))
+    prior = w / w.sum() if w.sum() > 0 else np.full(m, 1 / m)
+    return X, Y, prior, draw(st.integers(1, min(7, n - 1)))
+
+def _timed(f):
+    t0 = time.perf_counter(); out = f(); assert time.perf_counter() - t0 < 10, 'a call on a tiny batch took over 10 s'
+    return out
+
+
+
+@given(batches(), st.sampled_from([1, 2]), st.floats(0, 1), st.floats(0, 1))
+def test_marginals_and_no_nan(batch, steps, alpha, beta):
+    X, Y, prior, k = batch
+    res = _timed(lambda: geotter(X, Y, prior, k=k, steps=steps, alpha=alpha, beta=beta))
+    n, m = X.shape[0], Y.shape[0]
+    for plan in (res.ot_plan, res.plan): assert np.isfinite(plan).all() and (plan >= -1e-15).all()
+    np.testing.assert_allclose(res.ot_plan.sum(1), np.full(n, 1 / n), atol=1e-9)
+    np.testing.assert_allclose(res.ot_plan.sum(0), prior, atol=1e-9)
+    np.testing.assert_allclose(res.plan.sum(1), np.full(n, 1 / n), atol=1e-9)     # smoothing keeps row masses
+    assert res.labels.shape == (n,) and ((res.labels >= 0) & (res.labels < m)).all()
+
+
+@given(batches())
+def test_preserve_prior_keeps_class_totals(batch):
+    X, Y, prior, k = batch
+    res = _timed(lambda: geotter(X, Y, prior, k=k, preserve_prior='cost'))
+    np.testing.assert_allclose(res.plan.sum(0), prior, atol=1e-9)
+    proj = _timed(lambda: geotter(X, Y, prior, k=k, preserve_prior='project'))
+    np.testing.assert_allclose(proj.plan.sum(0) / proj.plan.sum(), prior, atol=1e-6)
+
+
+@given(batches(), st.lists(st.floats(0.01, 1), min_size=5, max_size=5))
+def test_prepared_batch_equals_fresh_call(batch, w):
+    X, Y, prior, k = batch
+    prep = prepare(X, Y, k=k)
+    other = np.asarray(w[:Y.shape[0]]) / sum(w[:Y.shape[0]])
+    for p in (prior, other):
+        a, b = prep.adapt(p), geotter(X, Y, p, k=k)
+        np.testing.assert_array_equal(a.labels, b.labels); np.testing.assert_array_equal(a.plan, b.plan)
+
+
+@pytest.mark.filterwarnings("ignore:.*did not converge")   # validity of the labels, not convergence, is tested here
+@given(batches(), st.sampled_from(METHODS))
+def test_every_method_gives_valid_labels(batch, method):
+    X, Y, prior, k = batch
+    assume(prior.min() > 0)
+    labels = _timed(lambda: run_method(method, Task('t', labels=np.zeros(len(X), int), X=X, Y=Y), prior, **({'k': k} if 'geotter' in method else {})))
+    assert labels.shape == (len(X),) and ((labels >= 0) & (labels < Y.shape[0])).all()
+
+
+BAD = [(dict(temperature=-0.1), 'temperature'), (dict(temperature=0), 'temperature'), (dict(temperature=math.nan), 'temperature'),
+       (dict(temperature=math.inf), 'temperature'), (dict(temperature=True), 'temperature'), (dict(temperature='hot'), 'temperature'),
+       (dict(beta=1.5), 'beta'), (dict(beta=-0.1), 'beta'), (dict(beta='best'), 'beta'), (dict(beta=math.nan), 'beta'),
+       (dict(alpha=-0.1), 'alpha'), (dict(alpha=2), 'alpha'), (dict(alpha='auto-ish'), 'alpha'),
+       (dict(k=0), 'k'), (dict(k=2.5), 'k'), (dict(k=10**6), 'k'), (dict(steps=-1), 'steps'), (dict(steps=1.5), 'steps'),
+       (dict(n_clusters=0), 'n_clusters'), (dict(n_clusters=1.5), 'n_clusters'), (dict(seed=-1), 'seed'), (dict(n_init=0), 'n_init'),
+       (dict(include_self='yes'), 'include_self'), (dict(preserve_prior='yes'), 'preserve_prior'), (dict(solver='simplex'), 'solver'),
+       (dict(rho=1.0), 'rho'), (dict(reg=-1.0, solver='sinkhorn'), 'reg'), (dict(logits=np.zeros((3, 3))), 'logits'),
+       (dict(prior_weight=math.nan), 'prior_weight')]
+
+@pytest.mark.parametrize('bad,name', BAD, ids=[f'{n}={list(b.values())[0]!r}' for b, n in BAD])
+def test_invalid_option_names_the_argument(bad, name):
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(4, 8)); X = Y[rng.integers(4, size=40)] + 0.7 * rng.normal(size=(40, 8))
+    with pytest.raises((ValueError, TypeError), match=name): geotter(X, Y, np.full(4, 0.25), **bad)
+
+
+@pytest.mark.parametrize('prior,word', [([.5, .5, 0], 'prior'), ([.5, .6, -.1, 0], 'prior'), ([.5, .5, .5, .5], 'prior'),
+                                        ([np.nan, .5, .25, .25], 'prior'), ('skewed', 'prior')])
+def test_invalid_prior_names_it(prior, word):
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(4, 8)); X = Y[rng.integers(4, size=40)] + 0.7 * rng.normal(size=(40, 8))
+    with pytest.raises((ValueError, TypeError), match=word): geotter(X, Y, prior)
+    with pytest.raises((ValueError, TypeError), match=word): prepare(X, Y).adapt(prior)
+
+
+@pytest.mark.parametrize('X,Y,word', [(np.zeros((0, 3)), np.ones((2, 3)), 'X'), (np.ones((5, 3)), np.ones((2, 4)), 'Y'),
+                                      (np.full((5, 3), np.nan), np.ones((2, 3)), 'X'), (np.ones(5), np.ones((2, 3)), 'X'),
+                                      (np.array([['a'] * 3] * 5), np.ones((2, 3)), 'X')])
+def test_invalid_embeddings_name_them(X, Y, word):
+    with pytest.raises((ValueError, TypeError), match=word): geotter(X, Y, 'uniform', k=2)
