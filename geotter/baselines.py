@@ -4,12 +4,13 @@
 
 # %% ../nbs/01_baselines.ipynb #fc0216c5
 from __future__ import annotations
+import math
 import numbers
 import warnings
 
 import torch
 
-from .core import Array, check_matrix, check_prior, check_scalar, like_input
+from .core import Array, check_choice, check_int, check_matrix, check_prior, check_scalar, check_temperature, like_input
 
 # %% auto #0
 __all__ = ['zero_shot', 'prior_matching', 'fenchel_prior_matching']
@@ -19,16 +20,22 @@ def zero_shot(logits:Array,          # (n, m) zero-shot logits θ (CLIP: cos/0.0
               temperature:float=1.0, # T > 0 dividing the logits; 1 keeps the model's calibration
              )->Array:               # (n, m) probabilities softmax(θ_i / T)
     r"Zero-shot (ZS) probabilities $\mathbf p_i=\mathrm{softmax}(\theta_i/T)$; predictions are their arg-max."
-    check_scalar(temperature, 'temperature', low=0, low_open=True)
+    temperature = check_temperature(temperature)
     t = check_matrix(logits, 'logits')
     return like_input(torch.softmax(t / temperature, dim=1), logits)
 
 # %% ../nbs/01_baselines.ipynb #d315bf02
 def _inputs(logits, prior, temperature):
     "The logits as float64, the prior on their device, the caller's dtype; checks every argument."
-    check_scalar(temperature, 'temperature', low=0, low_open=True)
+    check_temperature(temperature)
     t = check_matrix(logits, 'logits')
     return t.to(torch.float64), check_prior(prior, t.shape[1], device=t.device), t.dtype
+
+def _embed(P_s:torch.Tensor, w_s:torch.Tensor, support:torch.Tensor, dtype, ref):
+    "Probabilities (n, m) and weights (m,) from their values on the prior's support; zeros elsewhere."
+    P = P_s.new_zeros(P_s.shape[0], len(support)); w = w_s.new_zeros(len(support))
+    P[:, support], w[support] = P_s, w_s
+    return like_input(P.to(dtype), ref), like_input(w.to(dtype), ref)
 
 def _lbfgs(fun,            # v (m,) -> (loss, grad (m,), err) float64 tensors
            v0:torch.Tensor,# (m,) starting point
@@ -45,16 +52,21 @@ def _lbfgs(fun,            # v (m,) -> (loss, grad (m,), err) float64 tensors
         v.grad = grad
         return loss
     err, left, stalled = fun(v.detach())[2], max_iter, False
+    best, best_v, hist = err, v.detach().clone(), []
     while err > tol and left > 0 and not stalled:
         opt.param_groups[0]['max_iter'] = min(10, left); left -= 10
         last = v.detach().clone()
         opt.step(closure)
-        err, stalled = fun(v.detach())[2], torch.equal(v.detach(), last)
-    if err > tol:
+        err = fun(v.detach())[2] if torch.isfinite(v.detach()).all() else torch.tensor(math.inf)
+        if not torch.isfinite(err): err, stalled = best, True; break   # weights overflowed: keep the best finite ones
+        if err < best: best, best_v = err, v.detach().clone()
+        hist.append(best.item())                 # no progress over 50 iterations (an unattainable prior): stop
+        stalled = torch.equal(v.detach(), last) or (len(hist) > 5 and hist[-1] > 0.99 * hist[-6])
+    if best > tol:
         why = 'L-BFGS stalled' if stalled else f'max_iter={max_iter} iterations'
-        warnings.warn(f"{caller} did not converge: error {err.item():.3g} > tol={tol:g} after {why}; "
+        warnings.warn(f"{caller} did not converge: error {best.item():.3g} > tol={tol:g} after {why}; "
                       f"increase max_iter or tol ({hint})")
-    return v.detach()
+    return best_v
 
 # %% ../nbs/01_baselines.ipynb #86729921
 def _pm_objective(base, nu, temperature, form):
@@ -79,15 +91,16 @@ def prior_matching(logits:Array,           # (n, m) zero-shot logits θ (CLIP: c
                    return_weights:bool=False, # also return the fitted w (m,)
                   ):                       # (n, m) adjusted probabilities p̃, [and w]
     r"Prior matching (PM): per-class weights $\mathbf w>0$ fitted so that $\frac1n\sum_i\tilde{\mathbf p}_i=\boldsymbol\nu$."
-    if form not in ('paper', 'bias'): raise ValueError(f"form={form!r}; expected 'paper' or 'bias'")
+    check_choice(form, 'form', ('paper', 'bias'))
     T = (0.1 if form == 'paper' else 1.0) if temperature is None else temperature
     theta, nu, dtype = _inputs(logits, prior, T)
-    check_scalar(max_iter, 'max_iter', numbers.Integral, low=1); check_scalar(tol, 'tol', low=0, low_open=True)
-    base = torch.softmax(theta, dim=1) if form == 'paper' else theta
-    v = _lbfgs(_pm_objective(base, nu, T, form), theta.new_zeros(theta.shape[1]), max_iter, tol, 'prior_matching')
+    max_iter = check_int(max_iter, 'max_iter', low=1); tol = check_scalar(tol, 'tol', low=0, low_open=True)
+    sup = nu > 0                                              # classes left out of the prior get probability 0
+    base = (torch.softmax(theta, dim=1) if form == 'paper' else theta)[:, sup]
+    v = _lbfgs(_pm_objective(base, nu[sup], T, form), base.new_zeros(base.shape[1]), max_iter, tol, 'prior_matching')
     if form == 'paper': w = torch.exp(v); P = torch.softmax(base * w / T, dim=1)
-    else: w = torch.exp(v - v.mean()); P = torch.softmax(theta / T + v, dim=1)
-    P, w = like_input(P.to(dtype), logits), like_input(w.to(dtype), logits)
+    else: w = torch.exp(v - v.mean()); P = torch.softmax(base / T + v, dim=1)
+    P, w = _embed(P, w, sup, dtype, logits)
     return (P, w) if return_weights else P
 
 # %% ../nbs/01_baselines.ipynb #ffd6022c
@@ -125,11 +138,13 @@ def _fenchel_fixed_point(s:torch.Tensor,   # (n, m) scores s_i = w⊙θ_i/T
     return p, z, (z + lam * p - c).abs().max() <= tol * (1 + c.abs().max())
 
 # %% ../nbs/01_baselines.ipynb #7f5e661e
+V_MAX = 20.0   # |log w| <= 20: weights within e^±20, far beyond any attainable prior's
+
 def _weights_objective(base, nu, temperature, lam, objective, state, inner_max_iter=100, inner_tol=1e-12):
     "v -> (g, ∇g, error) for p*_i = fixed point at s_i = e^v ⊙ base_i / T; `state` keeps the warm start."
     n = base.shape[0]
     def fun(v):
-        s = base * torch.exp(v) / temperature
+        s = base * torch.exp(v.clamp(-V_MAX, V_MAX)) / temperature      # bounded weights keep the inner Newton cheap
         p, state['z'], _ = _fenchel_fixed_point(s, nu, lam, state.get('z'), inner_max_iter, inner_tol)
         r = (p.mean(0) - nu).expand_as(p) if objective == 'batch' else p - nu
         loss = 0.5 * (r[0] ** 2).sum() if objective == 'batch' else 0.5 * (r ** 2).sum(1).mean()
@@ -152,16 +167,18 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
                            return_weights:bool=False, # also return the fitted w (m,)
                           ):                # (n, m) fixed-point probabilities p*, [and w]
     r"Fenchel prior matching (FPM): $\mathbf p^\star_i=\mathrm{softmax}(\mathbf w\odot\theta_i/T-\lambda(\mathbf p^\star_i-\boldsymbol\nu))$ with $\mathbf w$ fitted to the prior."
-    if objective not in ('batch', 'sample'): raise ValueError(f"objective={objective!r}; expected 'batch' or 'sample'")
+    check_choice(objective, 'objective', ('batch', 'sample'))
     theta, nu, dtype = _inputs(logits, prior, temperature)
-    check_scalar(lam, 'lam', low=0); check_scalar(max_iter, 'max_iter', numbers.Integral, low=1)
-    check_scalar(tol, 'tol', low=0, low_open=True); check_scalar(inner_max_iter, 'inner_max_iter', numbers.Integral, low=1)
+    lam = check_scalar(lam, 'lam', low=0); max_iter = check_int(max_iter, 'max_iter', low=1)
+    tol = check_scalar(tol, 'tol', low=0, low_open=True); inner_max_iter = check_int(inner_max_iter, 'inner_max_iter', low=1)
+    inner_tol = check_scalar(inner_tol, 'inner_tol', low=0, low_open=True)
+    sup = nu > 0; theta, nu = theta[:, sup], nu[sup]          # classes left out of the prior get probability 0
     state = {}
     fun = _weights_objective(theta, nu, temperature, lam, objective, state, inner_max_iter, inner_tol)
     w = torch.exp(_lbfgs(fun, theta.new_zeros(theta.shape[1]), max_iter, tol, 'fenchel_prior_matching',
-                         'a prior with zero entries, or logits of mixed sign, may be unattainable'))
+                         'a prior with zero entries, or logits of mixed sign, may be unattainable').clamp(-V_MAX, V_MAX))
     P, _, ok = _fenchel_fixed_point(theta * w / temperature, nu, lam, None, inner_max_iter, inner_tol)
     if not ok: warnings.warn(f"fenchel_prior_matching: the fixed point did not converge in inner_max_iter="
                              f"{inner_max_iter} Newton steps; increase inner_max_iter or inner_tol")
-    P, w = like_input(P.to(dtype), logits), like_input(w.to(dtype), logits)
+    P, w = _embed(P, w, sup, dtype, logits)
     return (P, w) if return_weights else P

@@ -4,31 +4,52 @@
 
 # %% ../nbs/00_core.ipynb #d3cb3546
 from __future__ import annotations
+import math
 import numbers
 from typing import Union
 
 import numpy as np
+import scipy.sparse
 import torch
 
 # %% auto #0
-__all__ = ['Array', 'CLIP_TEMPERATURE', 'is_tensor', 'as_tensor', 'like_input', 'check_matrix', 'check_prior', 'check_scalar',
-           'check_k', 'l2_normalize', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax',
+__all__ = ['Array', 'CLIP_TEMPERATURE', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input', 'check_matrix', 'check_prior',
+           'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool', 'check_choice', 'check_k',
+           'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax',
            'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'class_prior',
            'check_random_state', 'Task']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
 
+class InputTypeError(TypeError, ValueError):
+    "An argument of the wrong type: a `TypeError`, and a `ValueError` for callers that catch bad input as one."
+
 def is_tensor(x) -> bool:
     "True if `x` is a torch tensor."
     return isinstance(x, torch.Tensor)
 
-def as_tensor(x,                     # numpy array, torch tensor, or nested list
+# %% ../nbs/00_core.ipynb #c0a1d001
+def _check_numeric(x, name:str):
+    "`x` as a numpy array or tensor of real numbers; raises `InputTypeError` naming `name` otherwise."
+    if is_tensor(x):
+        if x.is_complex(): raise InputTypeError(f"{name} has dtype {x.dtype}; expected real numbers")
+        return x
+    try: arr = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise InputTypeError(f"{name} of type {type(x).__name__} is not an array of numbers ({e})") from None
+    if arr.dtype.kind not in 'biuf':
+        raise InputTypeError(f"{name} has dtype {arr.dtype}; expected real numbers (float, int or bool)")
+    return arr
+
+def as_tensor(x,                     # numpy array, torch tensor, or nested list of real numbers
               dtype:torch.dtype|None=None, # float dtype to cast to (default: keep float32/float64, else float64)
               device=None,           # target device (default: keep the tensor's, CPU for numpy)
+              name:str='x',          # argument name used in error messages
              )->torch.Tensor:
     "`x` as a floating-point torch tensor, without a copy when possible."
-    t = x if is_tensor(x) else torch.as_tensor(np.asarray(x))
+    x = _check_numeric(x, name)
+    t = x if is_tensor(x) else torch.as_tensor(x)
     if dtype is None: dtype = t.dtype if t.dtype in (torch.float32, torch.float64) else torch.float64
     return t.to(device=device if device is not None else t.device, dtype=dtype)
 
@@ -50,7 +71,7 @@ def check_matrix(x,                  # candidate (rows, cols) array
                 )->torch.Tensor:
     "`x` as a 2-D float tensor; raises `ValueError` on a wrong shape, an empty axis, NaN or inf."
     if x is None: raise ValueError(f"{name} is None; expected a 2-D array")
-    t = as_tensor(x, dtype=dtype, device=device)
+    t = as_tensor(x, dtype=dtype, device=device, name=name)
     if t.ndim != 2: raise ValueError(f"{name} has shape {_shape(t)}; expected a 2-D array")
     if t.shape[0] == 0 or t.shape[1] == 0: raise ValueError(f"{name} has shape {_shape(t)}; expected no empty axis")
     if rows is not None and t.shape[0] != rows:
@@ -74,7 +95,7 @@ def check_prior(prior,               # (m,) class prior, or "uniform"/None
     if prior is None or (isinstance(prior, str) and prior == 'uniform'):
         return torch.full((m,), 1.0 / m, dtype=torch.float64, device=device)
     if isinstance(prior, str): raise ValueError(f"{name}={prior!r}; expected an array or 'uniform'")
-    p = as_tensor(prior, dtype=torch.float64, device=device)
+    p = as_tensor(prior, dtype=torch.float64, device=device, name=name)
     if p.ndim != 1 or p.shape[0] != m:
         raise ValueError(f"{name} has shape {_shape(p)}; expected ({m},), one entry per class")
     if not torch.isfinite(p).all(): raise ValueError(f"{name} has NaN or infinite entries")
@@ -83,22 +104,52 @@ def check_prior(prior,               # (m,) class prior, or "uniform"/None
     if abs(s - 1) > atol: raise ValueError(f"{name} sums to {s:.6g}; expected 1 (tolerance {atol})")
     return p / p.sum()
 
+# %% ../nbs/00_core.ipynb #c0a1d007
+def check_cost(cost, name:str='cost')->torch.Tensor:
+    "`cost` as a finite 2-D float tensor; the errors of `check_matrix(cost, name)`, at the price of one sum when valid."
+    t = as_tensor(cost, name=name) if cost is not None else None
+    if t is not None and t.ndim == 2 and t.numel() > 0 and torch.isfinite(t.sum()): return t
+    return check_matrix(cost, name)     # a finite sum means no NaN/inf; otherwise the full check decides
+
+def check_ot_inputs(cost, a, b)->tuple:
+    "Validated `(C, a, b)`: `C` a finite 2-D float tensor, `a` and `b` float64 probability vectors on C's device."
+    C = check_cost(cost)
+    return C, check_prior(a, C.shape[0], name='a', device=C.device), check_prior(b, C.shape[1], name='b', device=C.device)
+
 # %% ../nbs/00_core.ipynb #83fd553e
+def _kind_name(kind): return {numbers.Integral: 'integer', numbers.Real: 'real number'}.get(kind, getattr(kind, '__name__', str(kind)))
+
 def check_scalar(x, name:str, kind=numbers.Real, low=None, high=None, low_open=False, high_open=False):
-    "`x` if it is a `kind` in the given range, else a `ValueError` naming `name`."
-    if isinstance(x, bool) or not isinstance(x, kind) or (isinstance(x, float) and not np.isfinite(x)):
-        raise ValueError(f"{name}={x!r}; expected a finite {getattr(kind, '__name__', kind)}")
+    "`x` as an `int`/`float` if it is a finite `kind` in the given range; `InputTypeError` or `ValueError` naming `name` otherwise."
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, kind):
+        raise InputTypeError(f"{name}={x!r} of type {type(x).__name__}; expected a finite {_kind_name(kind)}")
+    x = int(x) if isinstance(x, numbers.Integral) else float(x) if isinstance(x, numbers.Real) else x
+    if isinstance(x, float) and not math.isfinite(x): raise ValueError(f"{name}={x!r}; expected a finite {_kind_name(kind)}")
     if low is not None and (x < low or (low_open and x == low)):
         raise ValueError(f"{name}={x!r}; expected {name} {'>' if low_open else '>='} {low}")
     if high is not None and (x > high or (high_open and x == high)):
         raise ValueError(f"{name}={x!r}; expected {name} {'<' if high_open else '<='} {high}")
     return x
 
+def check_int(x, name:str, low:int|None=None, high:int|None=None)->int:
+    "`x` as a Python `int` in `[low, high]` (numpy integers accepted, bools and floats refused)."
+    return check_scalar(x, name, numbers.Integral, low=low, high=high)
+
+def check_bool(x, name:str)->bool:
+    "`x` as a Python `bool` (numpy bools accepted); anything else, even 0/1 or 'yes', raises `InputTypeError`."
+    if not isinstance(x, (bool, np.bool_)): raise InputTypeError(f"{name}={x!r} of type {type(x).__name__}; expected True or False")
+    return bool(x)
+
+def check_choice(x, name:str, options)->str:
+    "`x` if it is one of `options`, else a `ValueError` listing them."
+    if not isinstance(x, str) or x not in options: raise ValueError(f"{name}={x!r}; expected one of {tuple(options)}")
+    return x
+
 def check_k(k:int, n:int, name:str='k')->int:
     r"The neighbourhood size `k`, checked to satisfy $1\le k<n$."
-    check_scalar(k, name, numbers.Integral, low=1)
+    k = check_int(k, name, low=1)
     if k >= n: raise ValueError(f"{name}={k} but the batch has n={n} samples; expected {name} < n")
-    return int(k)
+    return k
 
 # %% ../nbs/00_core.ipynb #8f8d0724
 CLIP_TEMPERATURE = 0.01   # CLIP's learned logit scale 100 = 1/T: the temperature of zero-shot logits
@@ -108,12 +159,20 @@ CLIP_TEMPERATURE = 0.01   # CLIP's learned logit scale 100 = 1/T: the temperatur
 def l2_normalize(X:torch.Tensor, # (n, d) rows to normalize
                  name:str='X',
                 )->torch.Tensor:   # (n, d) unit rows
-    "Rows of `X` scaled to unit Euclidean norm; raises `ValueError` on an all-zero row."
-    norms = torch.linalg.vector_norm(X, dim=1, keepdim=True)
-    if (norms == 0).any():
-        raise ValueError(f"{name} row {int(torch.nonzero(norms[:, 0] == 0)[0])} is all zeros; cannot normalize")
-    return X / norms
+    "Rows of `X` scaled to unit Euclidean norm (without overflow or underflow); raises `ValueError` on an all-zero row."
+    scale = X.abs().amax(dim=1, keepdim=True)
+    if (scale == 0).any():
+        raise ValueError(f"{name} row {int(torch.nonzero(scale[:, 0] == 0)[0])} is all zeros; cannot normalize")
+    Xs = X / scale
+    return Xs / torch.linalg.vector_norm(Xs, dim=1, keepdim=True)
 
+def check_temperature(temperature, name:str='temperature')->float:
+    "`temperature` as a float $T>0$ with $1/T$ finite, else `ValueError`/`InputTypeError` naming it."
+    T = check_scalar(temperature, name, low=0, low_open=True)
+    if not math.isfinite(1.0 / T): raise ValueError(f"{name}={T!r}; expected {name} >= {1 / np.finfo(np.float64).max:.3g} (1/{name} must be finite)")
+    return T
+
+# %% ../nbs/00_core.ipynb #c0a1d005
 def check_embeddings(X, Y, device=None):
     "Sample and class embeddings as unit-norm tensors of one dtype, with matching dimension."
     X = check_matrix(X, 'X', device=device)
@@ -130,9 +189,9 @@ def zero_shot_logits(X,                     # (n, d) sample embeddings
                      temperature:float=CLIP_TEMPERATURE, # T > 0; CLIP: 0.01 (logit scale 100)
                     )->Array:               # (n, m) logits cos(x_i, y_j) / T
     "Zero-shot logits: cosine similarity of re-normalized embeddings divided by `temperature`."
-    check_scalar(temperature, 'temperature', low=0, low_open=True)
+    T = check_temperature(temperature)
     Xn, Yn = check_embeddings(X, Y)
-    return like_input(Xn @ Yn.T / temperature, X)
+    return like_input(Xn @ Yn.T / T, X)
 
 # %% ../nbs/00_core.ipynb #178210b4
 def softmax(logits, dim:int=-1)->Array:
@@ -152,9 +211,33 @@ def cosine_cost(X, Y)->Array:
     Xn, Yn = check_embeddings(X, Y)
     return like_input(1 - Xn @ Yn.T, X)
 
+# %% ../nbs/00_core.ipynb #c0a1d009
+def _check_sparse_values(v, shape, name='scores'):
+    if len(shape) != 2 or 0 in shape: raise ValueError(f"{name} has shape {tuple(shape)}; expected a 2-D array with no empty axis")
+    if not np.isfinite(np.asarray(v)).all(): raise ValueError(f"{name} has NaN or infinite stored entries; expected finite values")
+
+def _predict_scipy(S)->np.ndarray:
+    "Row arg-max of a scipy.sparse matrix; entries not stored count as zeros."
+    S = S.tocsr(); _check_sparse_values(S.data, S.shape)
+    return np.asarray(S.argmax(axis=1)).ravel().astype(np.int64)
+
+def _predict_torch_sparse(S:torch.Tensor)->torch.Tensor:
+    "Row arg-max of a torch sparse matrix (COO or CSR): the stored maximum, or the first unstored (zero) entry if larger."
+    n, m = S.shape; S = S.to_sparse_coo().coalesce(); (r, c), v = S.indices(), S.values()
+    _check_sparse_values(v.detach().cpu(), S.shape)
+    big = torch.full((n,), -math.inf, dtype=v.dtype, device=v.device).scatter_reduce(0, r, v, 'amax')
+    first = torch.full((n,), m, dtype=torch.int64, device=v.device).scatter_reduce(0, r, torch.where(v == big[r], c, m), 'amin')
+    full = torch.bincount(r, minlength=n) == m
+    if (~full & (big < 0)).any() or (~full & (big == 0)).any():    # an unstored zero may win: decide densely
+        rows = torch.nonzero(~full & (big <= 0))[:, 0]
+        first[rows] = S.index_select(0, rows).to_dense().argmax(dim=1)
+    return first
+
 # %% ../nbs/00_core.ipynb #eb53c7ee
 def predict(scores)->Array:
-    "Arg-max class of each row of `scores` (n, m): logits, probabilities or a transport plan."
+    "Arg-max class of each row of `scores` (n, m): logits, probabilities or a transport plan (dense, scipy.sparse or torch sparse)."
+    if scipy.sparse.issparse(scores): return _predict_scipy(scores)
+    if is_tensor(scores) and scores.layout != torch.strided: return _predict_torch_sparse(scores)
     t = check_matrix(scores, 'scores')
     return like_input(t.argmax(dim=1), scores)
 
@@ -180,10 +263,15 @@ def class_prior(labels,              # (n,) integer labels in [0, n_classes)
                 n_classes:int|None=None, # number of classes (default: max label + 1)
                )->np.ndarray:        # (n_classes,) proportions, sum 1
     "Empirical class proportions of `labels`: the label ratio the paper assumes known."
-    y = _labels(labels, 'labels').astype(np.int64)
+    y = _labels(labels, 'labels')
     if len(y) == 0: raise ValueError("labels is empty")
+    if y.dtype.kind not in 'iub':
+        bad = y[y != np.round(y)] if y.dtype.kind == 'f' else y[:1]
+        if y.dtype.kind != 'f' or len(bad):
+            raise InputTypeError(f"labels has non-integer entries (e.g. {bad[0]!r}, dtype {y.dtype}); expected integer class labels")
+    y = y.astype(np.int64)
     if y.min() < 0: raise ValueError(f"labels has negative entries (min {y.min()})")
-    n_classes = int(y.max()) + 1 if n_classes is None else n_classes
+    n_classes = int(y.max()) + 1 if n_classes is None else check_int(n_classes, 'n_classes', low=1)
     if y.max() >= n_classes: raise ValueError(f"labels has label {y.max()}; expected < n_classes={n_classes}")
     return np.bincount(y, minlength=n_classes) / len(y)
 

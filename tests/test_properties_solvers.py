@@ -1,0 +1,269 @@
+"""Property tests of the solvers (core, baselines, exact, entropic, transport), plus one test per reliability finding.
+
+For any finite valid input (n <= 50 samples, m <= 10 classes) a plan's marginals hold to tolerance and nothing is
+NaN; any invalid input raises ValueError/TypeError naming the argument; every call finishes in under 10 s."""
+import time, warnings
+
+import numpy as np
+import ot
+import pytest
+import scipy.optimize
+import scipy.sparse
+import torch
+from hypothesis import given, strategies as st
+
+from geotter.core import (zero_shot_logits, predict, class_prior, check_int, check_bool, check_scalar, check_temperature,
+                          nll_cost, InputTypeError)
+from geotter.baselines import zero_shot, prior_matching, fenchel_prior_matching
+from geotter.exact import emd, EXACT_SOLVERS
+from geotter.entropic import sinkhorn, sinkhorn_unbalanced, DEFAULT_REG
+from geotter.transport import solve_ot, otter, project_plan, SOLVERS
+
+torch.set_num_threads(1)
+LIMIT = 10.0   # CPU seconds per call (one torch thread)
+
+def timed(f, *a, **kw):
+    t0 = time.process_time(); r = f(*a, **kw); dt = time.process_time() - t0   # CPU time: independent of the machine's load
+    assert dt < LIMIT, f"{getattr(f, '__name__', f)} took {dt:.1f} s"
+    return r
+
+def dense(P): return P.toarray() if scipy.sparse.issparse(P) else (P.to_dense() if torch.is_tensor(P) and P.layout != torch.strided else P)
+
+@st.composite
+def problems(draw, max_n=50, max_m=10, zeros=True):
+    "(cost (n, m), prior (m,)): finite costs of any scale, priors possibly with zero entries."
+    n, m = draw(st.integers(1, max_n)), draw(st.integers(1, max_m))
+    seed = draw(st.integers(0, 2**31 - 1)); rng = np.random.default_rng(seed)
+    scale = draw(st.sampled_from([1e-6, 1.0, 100.0, 1e6]))
+    kind = draw(st.sampled_from(['gamma', 'ties', 'normal']))
+    C = {'gamma': rng.gamma(2.0, 1.0, (n, m)), 'ties': rng.integers(0, 3, (n, m)).astype(float),
+         'normal': rng.normal(size=(n, m))}[kind] * scale
+    nu = rng.dirichlet(np.ones(m))
+    if zeros and m > 1 and draw(st.booleans()):
+        nu[rng.choice(m, draw(st.integers(1, m - 1)), replace=False)] = 0; nu /= nu.sum()
+    return C, nu
+
+# ------------------------------------------------------------------ exact
+def lp_optimum(C, a, b):
+    "Optimal value of the Kantorovich LP by scipy's HiGHS (an independent reference)."
+    n, m = C.shape
+    A = np.vstack([np.kron(np.eye(n), np.ones(m)), np.kron(np.ones(n), np.eye(m))])
+    res = scipy.optimize.linprog(C.ravel(), A_eq=A, b_eq=np.r_[a, b], bounds=(0, None), method='highs')
+    assert res.status == 0, res.message
+    return res.fun
+
+@given(problems())
+def test_emd_marginals_and_optimum(prob):
+    C, nu = prob; n, m = C.shape
+    s = np.abs(C).max() or 1.0                              # HiGHS's tolerances are absolute: solve at unit scale
+    ref = lp_optimum(C / s, np.full(n, 1 / n), nu) * s
+    for solver in EXACT_SOLVERS:
+        P = timed(emd, C, 'uniform', nu, solver=solver)
+        assert np.isfinite(P).all() and (P >= 0).all()
+        np.testing.assert_allclose(P.sum(1), 1 / n, atol=1e-12); np.testing.assert_allclose(P.sum(0), nu, atol=1e-12)
+        assert abs((P * C).sum() - ref) <= 1e-9 * s
+        S = timed(emd, C, 'uniform', nu, solver=solver, sparse=True)
+        assert S.nnz <= n + m - 1 and (predict(S) == predict(P)).all()
+
+@given(problems(zeros=False), st.sampled_from(['emd', 'pot', 'sinkhorn', 'unbalanced']))
+def test_otter_plans(prob, solver):
+    C, nu = prob; n, m = C.shape
+    L = -C / max(1.0, np.abs(C).max()) * 30                 # logits of CLIP's size
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        P = timed(otter, L, nu, solver=solver)
+    assert np.isfinite(P).all() and (P >= 0).all()
+    np.testing.assert_allclose(P.sum(1), 1 / n, atol=1e-4)
+    if solver != 'unbalanced' and not w: np.testing.assert_allclose(P.sum(0), nu, atol=1e-4)
+    assert predict(P).shape == (n,)
+
+# ------------------------------------------------------------------ entropic
+@given(problems(), st.floats(0.02, 2.0), st.sampled_from([torch.float32, torch.float64]))
+def test_sinkhorn_marginals(prob, rel_reg, dtype):
+    C, nu = prob; n, m = C.shape
+    reg = rel_reg * max(np.ptp(C), 1e-12)                   # reg relative to the cost's spread
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        P = timed(sinkhorn, C, 'uniform', nu, reg, dtype=dtype)
+    assert np.isfinite(P).all() and (P >= 0).all()
+    if not w:                                               # converged: the marginals hold (else it said so)
+        assert np.abs(P.sum(1) - 1 / n).sum() <= 2e-4 and np.abs(P.sum(0) - nu).sum() <= 2e-4
+
+@given(problems(), st.floats(0.05, 2.0), st.sampled_from([0.0, 0.01, 1.0, 100.0, float('inf')]))
+def test_sinkhorn_unbalanced_rows(prob, rel_reg, rho):
+    C, nu = prob; n, m = C.shape
+    s = max(np.ptp(C), 1e-12)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        P = timed(sinkhorn_unbalanced, C, 'uniform', nu, rel_reg * s, rho * s, dtype=torch.float64)
+    assert np.isfinite(P).all() and (P >= 0).all()
+    if not w: assert np.abs(P.sum(1) - 1 / n).sum() <= 2e-4
+    assert (P[:, nu == 0] == 0).all() or rho == 0.0
+
+@given(problems(zeros=False))
+def test_project_plan_marginals(prob):
+    C, nu = prob; n, m = C.shape
+    T = np.exp(-(C - C.min()) / max(np.ptp(C), 1e-12))     # positive matrix
+    P = timed(project_plan, T, 'uniform', nu)
+    assert np.isfinite(P).all()
+    np.testing.assert_allclose(P.sum(0), nu, atol=1e-9); assert np.abs(P.sum(1) - 1 / n).sum() <= 1e-5
+
+# ------------------------------------------------------------------ baselines and core
+@given(problems())
+def test_baselines_never_nan(prob):
+    C, nu = prob
+    L = -C / max(1.0, np.abs(C).max()) * 30
+    np.testing.assert_allclose(timed(zero_shot, L).sum(1), 1, atol=1e-12)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        for form in ('paper', 'bias'):
+            P = timed(prior_matching, L, nu, form=form)
+            assert np.isfinite(P).all() and (P[:, nu == 0] == 0).all()
+            np.testing.assert_allclose(P.sum(1), 1, atol=1e-9)
+        P = timed(fenchel_prior_matching, L, nu, max_iter=100)
+        assert np.isfinite(P).all() and (P[:, nu == 0] == 0).all()
+
+@given(st.integers(1, 50), st.integers(1, 10), st.integers(2, 64), st.sampled_from([1e-200, 1e-8, 1.0, 1e8, 1e200]),
+       st.integers(0, 2**31 - 1))
+def test_zero_shot_logits_any_scale(n, m, d, scale, seed):
+    rng = np.random.default_rng(seed)
+    X, Y = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+    ref = zero_shot_logits(X, Y)
+    np.testing.assert_allclose(zero_shot_logits(X * scale, Y / scale), ref, rtol=1e-10, atol=1e-10)
+    assert np.isfinite(ref).all() and np.abs(ref).max() <= 100 * (1 + 1e-12)
+
+@given(problems())
+def test_predict_dense_sparse(prob):
+    C, _ = prob
+    P = np.where(C > np.median(C), C, 0.0)
+    S = scipy.sparse.csr_matrix(P); S.eliminate_zeros()
+    assert (predict(S) == predict(P)).all()
+    assert (predict(torch.tensor(P).to_sparse()).numpy() == predict(P)).all()
+
+# ------------------------------------------------------------------ invalid input
+BAD_SCALARS = [0, -1.0, float('nan'), float('inf'), True, '0.1', None, 1 + 2j]
+
+@pytest.mark.parametrize('bad', BAD_SCALARS)
+def test_bad_reg_named(bad):
+    C = np.ones((4, 3))
+    for f in (lambda: sinkhorn(C, reg=bad), lambda: sinkhorn_unbalanced(C, reg=bad), lambda: solve_ot(C, solver='sinkhorn', reg=bad if bad is not None else -1.0)):   # solve_ot: None means DEFAULT_REG
+        with pytest.raises((ValueError, TypeError), match='reg'): timed(f)
+
+@pytest.mark.parametrize('bad', [0, 1.5, True, '3', None, np.float64(2.0)])
+def test_bad_max_iter_named(bad):
+    C = np.ones((4, 3))
+    for f in (lambda: sinkhorn(C, max_iter=bad), lambda: emd(C, max_iter=bad), lambda: prior_matching(C, 'uniform', max_iter=bad),
+              lambda: fenchel_prior_matching(C, 'uniform', max_iter=bad), lambda: project_plan(C, max_iter=bad)):
+        with pytest.raises((ValueError, TypeError), match='max_iter'): timed(f)
+
+@pytest.mark.parametrize('bad', [True, 0, -0.1, float('nan'), '1', 1e-310])
+def test_bad_temperature_named(bad):
+    X = np.eye(3)
+    for f in (lambda: zero_shot_logits(X, X, temperature=bad), lambda: zero_shot(X, temperature=bad),
+              lambda: prior_matching(X, 'uniform', temperature=bad), lambda: fenchel_prior_matching(X, 'uniform', temperature=bad)):
+        with pytest.raises((ValueError, TypeError), match='temperature'): timed(f)
+
+@given(st.sampled_from(['nan', 'inf', 'str', 'complex', 'object', '1d', 'empty']),
+       st.sampled_from(['emd', 'sinkhorn', 'unbalanced', 'otter', 'pm', 'fpm', 'zs', 'project']))
+def test_bad_matrix_named(kind, fn):
+    M = np.ones((4, 3))
+    M = {'nan': np.where(np.eye(4, 3) > 0, np.nan, 1.0), 'inf': np.where(np.eye(4, 3) > 0, np.inf, 1.0), 'str': M.astype(str),
+         'complex': M + 1j, 'object': M.astype(object), '1d': np.ones(4), 'empty': np.ones((0, 3))}[kind]
+    name = {'emd': 'cost', 'sinkhorn': 'cost', 'unbalanced': 'cost', 'otter': 'logits', 'pm': 'logits', 'fpm': 'logits',
+            'zs': 'logits', 'project': 'plan'}[fn]
+    f = {'emd': lambda: emd(M), 'sinkhorn': lambda: sinkhorn(M), 'unbalanced': lambda: sinkhorn_unbalanced(M),
+         'otter': lambda: otter(M), 'pm': lambda: prior_matching(M, 'uniform'), 'fpm': lambda: fenchel_prior_matching(M, 'uniform'),
+         'zs': lambda: zero_shot(M), 'project': lambda: project_plan(M)}[fn]
+    with pytest.raises((ValueError, TypeError), match=name): timed(f)
+
+@given(st.sampled_from(['short', 'negative', 'nan', 'sum', 'str', 'complex']), st.sampled_from(['emd', 'sinkhorn', 'otter', 'pm', 'fpm']))
+def test_bad_prior_named(kind, fn):
+    C = np.ones((4, 3))
+    p = {'short': [0.5, 0.5], 'negative': [1.5, -0.5, 0.0], 'nan': [np.nan, 0.5, 0.5], 'sum': [0.5, 0.5, 0.5],
+         'str': 'skewed', 'complex': np.ones(3) / 3 + 0j}[kind]
+    f = {'emd': lambda: emd(C, 'uniform', p), 'sinkhorn': lambda: sinkhorn(C, 'uniform', p), 'otter': lambda: otter(C, p),
+         'pm': lambda: prior_matching(C, p), 'fpm': lambda: fenchel_prior_matching(C, p)}[fn]
+    with pytest.raises((ValueError, TypeError), match='prior|b'): timed(f)
+
+def test_solver_options_named():
+    C = np.ones((4, 3))
+    with pytest.raises(ValueError, match="solver='simplex'"): solve_ot(C, solver='simplex')
+    with pytest.raises(ValueError, match="solver='simplex'"): otter(C, solver='simplex')
+    with pytest.raises(ValueError, match="form='x'"): prior_matching(C, 'uniform', form='x')
+    with pytest.raises(ValueError, match="objective='x'"): fenchel_prior_matching(C, 'uniform', objective='x')
+    with pytest.raises(TypeError, match="sparse='yes'"): emd(C, sparse='yes')
+    with pytest.raises(ValueError, match='dtype'): sinkhorn(C, dtype=torch.int64)
+
+def test_numpy_integers_accepted_bools_rejected():
+    C = np.random.default_rng(0).gamma(2.0, 1.0, (20, 4))
+    P = sinkhorn(C, reg=np.float32(0.5), max_iter=np.int64(500), dtype=torch.float64)
+    np.testing.assert_allclose(P.sum(0), 0.25, atol=1e-4)
+    emd(C, max_iter=np.int32(10**6)); prior_matching(C, 'uniform', max_iter=np.uint16(50))
+    assert check_int(np.int64(3), 'k') == 3 and type(check_int(np.int64(3), 'k')) is int
+    assert check_bool(np.bool_(False), 'include_self') is False
+    for bad in ('yes', 1, None): 
+        with pytest.raises(TypeError, match='include_self'): check_bool(bad, 'include_self')
+    with pytest.raises(TypeError, match='temperature=True'): check_temperature(True)
+    with pytest.raises(TypeError, match='steps'): check_int(True, 'steps')
+    with pytest.raises(TypeError, match='n_clusters'): check_int(2.0, 'n_clusters')
+
+# ------------------------------------------------------------------ the reliability findings, one test each
+@pytest.fixture
+def toy():
+    rng = np.random.default_rng(0); Y = rng.normal(size=(4, 8)); lab = rng.choice(4, 40, p=[.4, .3, .2, .1])
+    X = Y[lab] + 0.7 * rng.normal(size=(40, 8))
+    return X, Y, np.asarray(zero_shot_logits(X, Y))
+
+def test_prior_matching_zero_prior_no_nan(toy):
+    X, Y, L = toy
+    for form in ('paper', 'bias'):
+        P = prior_matching(L, [.5, .5, 0, 0], form=form)
+        assert np.isfinite(P).all() and (P[:, 2:] == 0).all()
+        np.testing.assert_allclose(P.mean(0), [.5, .5, 0, 0], atol=1e-6)
+    P = fenchel_prior_matching(L, [.5, .5, 0, 0])
+    assert np.isfinite(P).all() and (P[:, 2:] == 0).all()
+
+def test_sinkhorn_float32_small_reg_marginals(toy):
+    X, Y, L = toy
+    nu = np.array([.4, .3, .2, .1])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        P = otter(L * 100, nu, solver='sinkhorn', reg=1e-4)
+    assert P.dtype == np.float32
+    if not w: np.testing.assert_allclose(P.sum(0), nu, atol=1e-4)   # never a plan that misses its marginals silently
+    assert np.abs(P.sum(0) - nu).sum() <= 1e-4 or any('marginals are off' in str(x.message) for x in w)
+
+def test_sinkhorn_huge_cost_never_hangs(toy):
+    X, Y, L = toy
+    C = nll_cost(L); C[0, 0] = 1e39                      # finite in float64, inf in float32
+    P = timed(solve_ot, C, [.4, .3, .2, .1], solver='sinkhorn')
+    assert np.isfinite(P).all(); np.testing.assert_allclose(P.sum(0), [.4, .3, .2, .1], atol=1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')                  # a cost range of 1e39 at reg 0.1 may not converge: it must say so, and return
+        P = timed(otter, L * 1e37, [.4, .3, .2, .1], solver='sinkhorn')
+    assert np.isfinite(P).all()
+    P = timed(otter, L * 1e37, [.4, .3, .2, .1])
+    np.testing.assert_allclose(P.sum(0), [.4, .3, .2, .1], atol=1e-12)
+
+def test_zero_shot_logits_extreme_scales(toy):
+    X, Y, L = toy
+    np.testing.assert_allclose(zero_shot_logits(X * 1e200, Y), L, rtol=1e-12)
+    np.testing.assert_allclose(zero_shot_logits(X * 1e-200, Y), L, rtol=1e-12)
+    with pytest.raises(ValueError, match='temperature'): zero_shot_logits(X, Y, temperature=1e-310)
+
+def test_non_numeric_dtypes_named(toy):
+    X, Y, L = toy
+    with pytest.raises(TypeError, match='X has dtype'): zero_shot_logits(X.astype(str), Y)
+    with pytest.raises(TypeError, match='Y has dtype complex'): zero_shot_logits(X, Y + 1j)
+    with pytest.raises(TypeError, match='logits has dtype object'): otter(L.astype(object))
+    with pytest.raises(TypeError, match='cost has dtype torch.complex'): emd(torch.ones(3, 2, dtype=torch.complex64))
+    with pytest.raises(TypeError, match='include_self'): check_bool('yes', 'include_self')
+
+def test_class_prior_rejects_non_integer_labels():
+    with pytest.raises(TypeError, match='labels has non-integer entries'): class_prior([0.5, 1.0])
+    with pytest.raises(TypeError, match='labels'): class_prior(['a', 'b'])
+    np.testing.assert_allclose(class_prior(np.array([0.0, 1.0, 1.0])), [1 / 3, 2 / 3])   # whole-number floats are labels
+    np.testing.assert_allclose(class_prior(np.array([0, 2]), np.int64(3)), [.5, 0, .5])
+
+def test_default_reg_value():
+    assert DEFAULT_REG == 0.1
