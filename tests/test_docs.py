@@ -1,17 +1,20 @@
-"""The documentation site in a real browser (issue 8), and README.md freshness.
+"""The documentation site in a real browser, and README.md freshness.
 
-`test_docs_site` builds the offline site (`python docs/build.py`), serves it on 127.0.0.1 and drives headless
+`test_docs_site` builds the offline site strictly (`python docs/build.py --strict`: any warning, such as a
+cell that mixes imports with other code, fails the build), serves it on 127.0.0.1 and drives headless
 Debian Chromium through Playwright over every page: no console errors or failed requests, every internal
 link (and #anchor) resolves, all math typeset by MathJax (no raw `$...$`, `\\(`, `\\[` in the visible
 text, no MathJax errors), every image loaded with a non-zero size; the index, a method page and the API
-page are screenshotted into docs/_screenshots/ (a CI artifact). The search box is exercised once.
+page are screenshotted into docs/_screenshots/ (a CI artifact), with one equation and one figure of the method
+page on their own. The search box is exercised once.
 
 Needs: apt-get install -y chromium chromium-driver; pip install playwright (no browser download: the test
 points it at /usr/bin/chromium); npm (docs/build.py installs MathJax from npm on first use).
 Without chromium or playwright the test is SKIPPED locally, and FAILS when the environment variable CI is set.
 
-`test_render_rules` checks, without a browser, what a page shows of each kind of cell; `test_readme_up_to_date`
-that README.md is what `python docs/readme.py` makes of nbs/index.ipynb.
+`test_render_rules` checks, without a browser, what a page shows of each kind of cell; `test_strict_build_fails`
+that the strict build fails on a cell that mixes imports with other code, planted in a copy of a notebook;
+`test_readme_up_to_date` that README.md is what `python docs/readme.py` makes of nbs/index.ipynb.
 """
 import functools, http.server, json, os, re, shutil, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.parse, urllib.request
@@ -46,9 +49,9 @@ def served_site():
     "Build the site, serve it on a free localhost port; yields (base URL, manifest)."
     _require_browser()
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, str(ROOT / 'docs' / 'build.py'), '--out', str(SITE), '--quiet'],
+    r = subprocess.run([sys.executable, str(ROOT / 'docs' / 'build.py'), '--out', str(SITE), '--quiet', '--strict'],
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, f"docs build failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+    assert r.returncode == 0, f"docs build failed (strict: any warning fails):\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
     manifest = json.loads((ROOT / 'docs' / '_build' / 'manifest.json').read_text())
     print(f"docs build: {time.perf_counter() - t0:.1f}s, {len(manifest['pages'])} pages, "
           f"{len(manifest['warnings'])} warnings" + ''.join(f"\n  WARNING {w}" for w in manifest['warnings']))
@@ -144,8 +147,9 @@ def test_docs_site(served_site):
                 if name == method:
                     assert facts['n_math'] > 0, f"{name}: no typeset equation"
                     assert len(facts['imgs']) > 0, f"{name}: no figure"
-                    eq = page.locator('article mjx-container[display="true"]').first
-                    if eq.count(): eq.scroll_into_view_if_needed(); eq.screenshot(path=str(SHOTS / f"{stem}_equation.png"))
+                    eq = page.locator('article mjx-container[display="true"]')       # a display equation,
+                    eq = (eq if eq.count() else page.locator('article mjx-container')).first  # else inline math
+                    eq.scroll_into_view_if_needed(); eq.screenshot(path=str(SHOTS / f"{stem}_equation.png"))
                     fig = page.locator('article img').first
                     fig.scroll_into_view_if_needed(); fig.screenshot(path=str(SHOTS / f"{stem}_figure.png"))
                     page.screenshot(path=str(SHOTS / f"{stem}_figure_context.png"))
@@ -162,6 +166,10 @@ def test_docs_site(served_site):
             page.screenshot(path=str(SHOTS / 'search.png'))
         finally:
             ctx.close()
+    shots = ['index', Path(method).stem, f"{Path(method).stem}_equation", f"{Path(method).stem}_figure",
+             f"{Path(method).stem}_figure_context", Path(manifest['api']).stem, 'search']
+    missing = [f"{n}.png" for n in shots if not (SHOTS / f"{n}.png").exists() or (SHOTS / f"{n}.png").stat().st_size == 0]
+    assert not missing, f"screenshots not written: {missing}"
     print(f"browser checks: {len(pages)} pages in {time.perf_counter() - t0:.1f}s; screenshots in {SHOTS}")
     bad = {k: v for k, v in report.items() if v}
     assert not bad, 'docs problems:\n' + '\n'.join(f"{k}:\n  " + '\n  '.join(v) for k, v in bad.items())
@@ -215,3 +223,24 @@ def test_render_rules(tmp_path, monkeypatch):
     assert '\n\n$$y=1$$\n\n' in text                                                  # display math on its own block
     assert '![Figure 1](toy_files/' in text and len(list((tmp_path / 'src' / 'toy_files').glob('*.png'))) == 1
     assert any('title cell' in w for w in warns)                                      # nbdev_docs would drop the intro
+
+def test_strict_build_fails(tmp_path):
+    "The strict build fails on a cell that mixes imports with other code, planted in a copy of 00_core."
+    mathjax = ROOT / 'docs' / 'node_modules'
+    if not mathjax.exists() and not shutil.which('npm'):
+        if os.environ.get('CI'): pytest.fail('MathJax is not installed and npm is missing; CI is set')
+        pytest.skip('the docs build needs MathJax: npm install --prefix docs')
+    (tmp_path / 'docs').mkdir(); (tmp_path / 'nbs').mkdir()
+    for f in ('settings.ini', 'docs/build.py', 'docs/package.json', 'nbs/index.ipynb'): shutil.copy(ROOT / f, tmp_path / f)
+    shutil.copytree(ROOT / 'geotter', tmp_path / 'geotter', ignore=shutil.ignore_patterns('__pycache__'))
+    if mathjax.exists(): (tmp_path / 'docs' / 'node_modules').symlink_to(mathjax, target_is_directory=True)
+    nb = json.loads((ROOT / 'nbs' / '00_core.ipynb').read_text())
+    planted = dict(cell_type='code', metadata={}, outputs=[], execution_count=None,
+                   source='# planted: imports mixed with code\nimport math\nplanted_value = math.pi')
+    nb['cells'].insert(len(nb['cells']) - 1, planted)
+    (tmp_path / 'nbs' / '00_core.ipynb').write_text(json.dumps(nb))
+    env = {**os.environ, 'PYTHONPATH': str(tmp_path)}
+    r = subprocess.run([sys.executable, str(tmp_path / 'docs' / 'build.py'), '--strict', '--quiet', '--out', str(tmp_path / 'site')],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode != 0, f"the strict build passed with a planted import-mixing cell:\n{r.stderr[-2000:]}"
+    assert '--strict' in r.stderr and 'mixes imports' in r.stderr and '# planted' in r.stderr, r.stderr[-3000:]

@@ -2,7 +2,8 @@
 flags as `nbdev_test`), plus two checks that the committed library and notebooks are what the tools
 would write (`nbdev_export` and `nbdev_clean` leave no diff).
 
-Extra flags: GEOTTER_TEST_FLAGS="slow" pytest tests   (runs the cells tagged `#| slow` too).
+Extra flags: GEOTTER_TEST_FLAGS="slow" pytest tests   (runs the cells tagged `#| slow` too);
+`bash .ci/slow` does that for the notebooks and reports the time (.github/workflows/slow.yaml runs it weekly).
 """
 import copy, json, os, re
 from pathlib import Path

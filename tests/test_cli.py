@@ -1,0 +1,202 @@
+"""The `geotter` command: each check of `geotter.cli` on small seeded arrays, in-process (`main([...])`)
+or in a subprocess where the point is what gets imported. A user error must end with exit status 2 and
+one line on stderr (no traceback) before any computation, and the command must write exactly the path
+it prints."""
+import subprocess, sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from geotter import cli
+from geotter.cli import main
+
+N, M, D = 60, 4, 8
+
+@pytest.fixture(scope='module')
+def files(tmp_path_factory):
+    "Seeded embeddings (4 clusters around 4 class vectors), classes, logits and priors as files."
+    d = tmp_path_factory.mktemp('cli')
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(M, D)); y = rng.choice(M, N, p=[0.55, 0.25, 0.15, 0.05])
+    X = Y[y] + 0.8 * rng.normal(size=(N, D))
+    np.save(d / 'X.npy', X); np.save(d / 'Y.npy', Y); np.save(d / 'y.npy', y)
+    np.save(d / 'L.npy', X @ Y.T); np.save(d / 'L3.npy', (X @ Y.T)[:, :3])
+    np.savetxt(d / 'prior.txt', np.bincount(y, minlength=M) / N)
+    np.savetxt(d / 'counts.csv', np.bincount(y, minlength=M)[None], delimiter=',', fmt='%d')
+    np.savez(d / 'X.npz', X=X); (d / 'X.pt').write_bytes(b'PK\x03\x04not a numpy file'); (d / 'empty.npy').write_bytes(b'')
+    (d / 'X.bin').write_bytes(X.tobytes()); (d / 'bin.txt').write_bytes(bytes(range(256)))
+    (d / 'afile').write_text('not a folder')
+    return d
+
+def run(capsys, *argv):
+    "(exit status, stdout, stderr) of `main(argv)`."
+    try: main([str(a) for a in argv]); code = 0
+    except SystemExit as e: code = e.code if isinstance(e.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+def adapt(f, *extra): return ['adapt', '--embeddings', f / 'X.npy', '--classes', f / 'Y.npy', *extra]
+
+def assert_usage_error(code, err, *needles):
+    assert code == 2, (code, err)
+    assert err.count('\n') == 1 and 'Traceback' not in err, err
+    for s in needles: assert s in err, (s, err)
+
+# --- help: fast, no torch, defaults and methods from the library ------------------------------------------
+
+@pytest.mark.parametrize('argv', [['--help'], ['adapt', '--help'], ['experiments', '--help']])
+def test_help_imports_no_torch(argv):
+    code = f"import sys\nfrom geotter.cli import main\ntry: main({argv!r})\nexcept SystemExit: pass\nprint('torch' in sys.modules)"
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == 'False', r.stdout + r.stderr
+
+def test_adapt_help_shows_defaults_and_methods(capsys):
+    from geotter.method import PAPER_DEFAULTS, METHODS
+    from geotter.transport import DEFAULT_REG, DEFAULT_RHO
+    code, out, _ = run(capsys, 'adapt', '--help')
+    text = ' '.join(out.split())
+    assert code == 0
+    for opt in ('beta', 'alpha', 'temperature'): assert f"default {PAPER_DEFAULTS[opt]:g}" in text, opt
+    assert f"default {PAPER_DEFAULTS['k']})" in text and f"default {DEFAULT_REG:g})" in text and f"default {DEFAULT_RHO:g})" in text
+    assert 'Sinkhorn' in text and 'OTTER' in text and 'PM, FPM' in text and '(GeoTTER/Sinkhorn)' not in text
+    assert '{' + ','.join(METHODS) + '}' in text
+
+# --- adapt: results and outputs --------------------------------------------------------------------------
+
+def test_adapt_matches_function(files, capsys):
+    from geotter.method import geotter
+    X, Y, y = (np.load(files / f) for f in ('X.npy', 'Y.npy', 'y.npy'))
+    code, out, err = run(capsys, *adapt(files, '--prior', files / 'prior.txt', '--k', 5, '--out', files / 'a.npy'))
+    assert code == 0, err
+    np.testing.assert_array_equal(np.load(files / 'a.npy'), geotter(X, Y, np.bincount(y, minlength=M) / N, k=5).labels)
+
+def test_prior_as_counts_is_normalised(files, capsys):
+    code, _, err = run(capsys, *adapt(files, '--prior', files / 'counts.csv', '--out', files / 'c.npy'))
+    assert code == 0 and 'normalised' in err, err
+    run(capsys, *adapt(files, '--prior', files / 'prior.txt', '--out', files / 'p.npy'))
+    np.testing.assert_array_equal(np.load(files / 'c.npy'), np.load(files / 'p.npy'))
+
+def test_class_counts_keep_empty_classes(files, capsys):
+    L = np.zeros((5, M)); L[:, 0] = 1.0
+    np.save(files / 'L0.npy', L)
+    code, out, _ = run(capsys, 'adapt', '--logits', files / 'L0.npy', '--method', 'zs', '--out', files / 'z.npy')
+    assert code == 0 and 'class counts [5, 0, 0, 0]' in out, out
+
+@pytest.mark.parametrize('name', ['labels.txt', 'labels.csv', 'labels.npy'])
+def test_out_written_exactly_where_reported(files, capsys, name):
+    p = files / 'outs' / name; p.parent.mkdir(exist_ok=True)
+    code, out, _ = run(capsys, *adapt(files, '--out', p))
+    assert code == 0 and f"to {p};" in out and p.exists() and not Path(str(p) + '.npy').exists()
+    got = np.load(p) if p.suffix == '.npy' else np.loadtxt(p, dtype=int)
+    assert got.shape == (N,) and set(got.tolist()) <= set(range(M))
+
+def test_logits_with_embeddings_are_used(files, capsys):
+    "With embeddings and logits, the zero-shot labels are the argmax of the given logits, not of cos/T."
+    Lp = np.load(files / 'L.npy')[:, ::-1].copy(); np.save(files / 'Lrev.npy', Lp)
+    code, _, err = run(capsys, *adapt(files, '--logits', files / 'Lrev.npy', '--method', 'zs', '--out', files / 'zl.npy'))
+    assert code == 0, err
+    np.testing.assert_array_equal(np.load(files / 'zl.npy'), Lp.argmax(1))
+
+def test_checks_run_before_computing(files, capsys, monkeypatch):
+    "An unusable --out is refused before the method runs."
+    monkeypatch.setattr(cli, '_run_adapt', lambda a: pytest.fail('the method ran before the output path was checked'))
+    code, _, err = run(capsys, *adapt(files, '--out', files / 'afile' / 'labels.npy'))
+    assert_usage_error(code, err, '--out', 'afile')
+
+# --- user errors: exit status 2, one line naming the argument ------------------------------------------------
+
+def _bad_cases(f):
+    return [
+        (adapt(f, '--out', f), ['--out', 'is a folder']),
+        (adapt(f, '--out', f / 'labels.pkl'), ['--out', '.npy, .txt, .csv']),
+        (adapt(f, '--out', f / 'missing' / 'l.npy'), ['--out', 'does not exist']),
+        (adapt(f, '--out', f / 'afile' / 'l.npy'), ['--out', 'afile']),
+        (adapt(f, '--logits', f / 'L3.npy'), ['--logits has shape', f'({N}, {M})']),
+        (['adapt', '--embeddings', f / 'X.npz', '--classes', f / 'Y.npy'], ['--embeddings', 'X.npz', '.npz']),
+        (['adapt', '--embeddings', f / 'X.pt', '--classes', f / 'Y.npy'], ['--embeddings', 'X.pt', '.pt']),
+        (['adapt', '--embeddings', f / 'X.bin', '--classes', f / 'Y.npy'], ['--embeddings', 'X.bin']),
+        (['adapt', '--embeddings', f / 'empty.npy', '--classes', f / 'Y.npy'], ['--embeddings', 'empty.npy', 'empty']),
+        (['adapt', '--embeddings', f / 'bin.txt', '--classes', f / 'Y.npy'], ['--embeddings', 'bin.txt']),
+        (['adapt', '--embeddings', f / 'nope.npy', '--classes', f / 'Y.npy'], ['--embeddings', 'nope.npy', 'no such file']),
+        (['adapt', '--embeddings', f / 'X.npy'], ['--classes']),
+        (['adapt'], ['--logits']),
+        (adapt(f, '--prior', f / 'Y.npy'), ['--prior']),
+        (adapt(f, '--method', 'otter', '--beta', 0.5), ['--beta', 'otter']),
+        (adapt(f, '--k', 0), ['--k']), (adapt(f, '--k', N), ['--k', 'fewer neighbours']), (adapt(f, '--steps', 1.5), ['--steps']),
+        (adapt(f, '--reg', -1), ['--reg']), (adapt(f, '--method', 'nope'), ['--method']),
+        *[(adapt(f, '--temperature', t), ['--temperature']) for t in ('0', '-0.1', 'nan', 'inf', '-inf', 'True', 'x')],
+        (['experiments', 'table1', '--tasks', 'nope', '--out', f / 'e'], ['--tasks nope']),
+        (['experiments', 'table1', '--n-jobs', 0, '--out', f / 'e'], ['--n-jobs']),
+        (['experiments', 'table1', '--out', f / 'afile'], ['--out', 'is a file']),
+        (['experiments', 'table9'], ['table9']),
+        (['demo', '--task', 'nope', '--out', f / 'd'], ['--task nope']),
+        (['demo', '--out', f / 'afile'], ['--out', 'is a file']),
+        (['demo', '--methods', 'nope'], ['--methods']),
+        (['extract', 'no-such-dataset'], ['no-such-dataset']),
+        (['extract', 'cifar10', 'no-such-backbone'], ['no-such-backbone']),
+        (['extract', 'cifar10', '--batch-size', 0], ['--batch-size']),
+        (['extract', 'cifar10', '--templates', 'foo'], ['--templates', 'foo']),
+        (['extract', 'cifar10', '--store', f / 'afile'], ['--store']),
+    ]
+
+@pytest.mark.parametrize('i', range(len(_bad_cases(Path('.')))))
+def test_user_error(files, capsys, i):
+    argv, needles = _bad_cases(files)[i]
+    code, out, err = run(capsys, *argv)
+    assert_usage_error(code, err, *[str(s) for s in needles])
+    assert not (files / 'e').exists() and not (files / 'd').exists() and not (files / 'labels.pkl').exists()
+
+def test_extract_checks_before_importing_backbones():
+    code = ("import sys\nfrom geotter.cli import main\nfor a in (['extract', 'nope'], ['extract', 'cifar10', '--batch-size', '0'],"
+            " ['extract', 'cifar10', '--templates', 'foo']):\n    try: main(a)\n    except SystemExit as e: assert e.code == 2, e.code\n"
+            "print(sorted(m for m in ('open_clip', 'sentence_transformers', 'torchvision') if m in sys.modules))")
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == '[]', r.stdout + r.stderr
+
+# --- experiments and demo: what they print -----------------------------------------------------------------
+
+def test_experiment_prints_its_tables(files, capsys, monkeypatch):
+    "The tables an experiment returns are printed in Markdown (table1 --fast used to print none)."
+    import pandas as pd, types
+    fake = types.ModuleType('fake_exp')
+    def run_table1(tasks=('synthetic',), out=None, fast=False, n_jobs=1):
+        tab = pd.DataFrame({'ZS': [50.0], 'GeoTTER': [60.0]}, index=pd.Index(['synthetic'], name='task'))
+        return dict(table1=tab, balanced=tab - 1, results=tab)
+    fake.run_table1 = run_table1
+    monkeypatch.setitem(sys.modules, 'fake_exp', fake)
+    monkeypatch.setitem(cli.EXPERIMENTS, 'table1', 'fake_exp:run_table1')
+    code, out, err = run(capsys, 'experiments', 'table1', '--fast', '--tasks', 'synthetic', '--out', files / 'exp')
+    assert code == 0, err
+    assert 'Accuracy (%)' in out and 'Balanced accuracy (%)' in out and '| synthetic |   50 |        60 |' in out, out
+
+def test_skip_message_is_whole(monkeypatch, capsys):
+    "An unavailable default task is skipped with its full reason (it used to be cut at 160 characters)."
+    import geotter.data
+    reason = 'the logit file is missing: ' + 'x' * 300 + ' END'
+    def load_task(name, **kw): raise FileNotFoundError(reason)
+    monkeypatch.setattr(geotter.data, 'load_task', load_task)
+    got = cli.resolve_tasks(None, ('cifar10-clip', 'synthetic'), log=print)
+    assert got == ['synthetic'] and reason in capsys.readouterr().out
+
+def test_demo_header_markdown_and_results_root(files, capsys, monkeypatch):
+    "The demo says how imbalanced each task is, prints Markdown tables, and writes under $GEOTTER_RESULTS/demo."
+    monkeypatch.setenv('GEOTTER_RESULTS', str(files / 'results'))
+    code, out, err = run(capsys, 'demo', '--task', 'synthetic', '--methods', 'zs', 'otter')
+    assert code == 0, err
+    assert 'imbalance: the largest class is' in out and 'max/min' not in out
+    assert '| task' in out and 'Balanced accuracy (%)' in out
+    assert (files / 'results' / 'demo' / 'table1.md').read_text().startswith('Accuracy (%)')
+    assert str(files / 'results' / 'demo' / 'table1.md') in out
+
+def test_faiss_build(tmp_path, monkeypatch):
+    "Which faiss build is installed, from the .dist-info folders on sys.path; a warning when CPU and GPU builds meet."
+    import warnings, geotter
+    (tmp_path / 'faiss_cpu-1.15.1.dist-info').mkdir(); (tmp_path / 'faiss_gpu_cu12-1.14.1.dist-info').mkdir()
+    monkeypatch.setattr(sys, 'path', [str(tmp_path)])
+    with pytest.warns(RuntimeWarning, match='pip uninstall -y faiss-cpu faiss-gpu-cu12'): assert geotter.faiss_build() == 'gpu'
+    (tmp_path / 'faiss_gpu_cu12-1.14.1.dist-info').rmdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter('error'); assert geotter.faiss_build() == 'cpu'
+    monkeypatch.setattr(sys, 'path', [str(tmp_path / 'nowhere')])
+    assert geotter.faiss_build() == 'none'
