@@ -299,7 +299,7 @@ def _run_adapt(a:dict)->np.ndarray:
 
 # %% ../nbs/24_cli.ipynb #7de48262
 EXPERIMENTS = {'table1': 'geotter.experiments:run_table1', 'lodo': 'geotter.experiments:run_lodo',
-               'ablations': 'geotter.experiments:run_ablations', 'label-free': 'geotter.labelfree:run_label_free',
+               'ablations': 'geotter.experiments:run_ablations', 'label-free': 'geotter.experiments:run_label_free',
                'noise': 'geotter.robustness:run_noise', 'prior': 'geotter.robustness:run_prior_sensitivity'}
 TABLES = {'table1': 'Accuracy (%)', 'balanced': 'Balanced accuracy (%)', 'cfgs': 'CF/GS ablation', 'gap': 'GeoTTER - OTTER (points)',
           'priors': 'Prior estimation (TV error)', 'accuracy': 'Accuracy (%)'}
@@ -405,7 +405,7 @@ def _add_others(sub):
     e.add_argument('dataset', help="registry name, e.g. cifar10, eurosat, wordnet-nouns")
     e.add_argument('backbone', nargs='?', default='ViT-B-16', help="RN50, RN101, ViT-B-32, ViT-B-16, ViT-L-14, all-MiniLM-L6-v2, st:<id>")
     e.add_argument('--root', help='data root (default $GEOTTER_DATA or ~/data)')
-    e.add_argument('--store', help='store root (default $GEOTTER_STORE or ~/.cache/geotter)')
+    e.add_argument('--store', help='store root (default $GEOTTER_STORE, else $GEOTTER_DATA/store)')
     e.add_argument('--templates', default='single', choices=['single', 'ensemble'], help='prompt templates')
     e.add_argument('--name', help='entry name (default: the dataset name)')
     e.add_argument('--device', default='cpu', help='torch device')
@@ -460,6 +460,7 @@ def main(argv=None):
         elif args.command == 'experiments': _experiments_main(args)
         elif args.command == 'extract':
             check_extract(args.dataset, args.backbone, args.store)
+            import geotter.text                      # registers the WordNet text tasks
             from geotter.data import extract_main
             extract_main(args.dataset, args.backbone, args.root, args.store, args.templates, args.name, args.device,
                          args.batch_size, args.num_workers, args.download, overwrite=args.overwrite)
