@@ -185,13 +185,12 @@ def demo_tables(results, methods=None)->str:
 def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
          out:str|None=None,           # folder for results.csv, table1.md and demo.png (default: `results_dir('demo')`)
          seed:int=0,                  # seed of the synthetic task
-         methods=None,                # method names (default: every method of `geotter.method.METHODS`)
+         methods=None,                # method names (default: the Table 1 methods, `geotter.experiments.TABLE1_METHODS`)
          progress:bool=True,
         ):                            # the results, one row per task and method
     "Run the methods on the tasks, print Table 1 in Markdown, save the tables and a figure."
-    from geotter.method import METHODS
-    from geotter.experiments import run_benchmark
-    out, methods = check_output_dir(results_dir('demo') if out is None else out), tuple(METHODS if methods is None else methods)
+    from geotter.experiments import run_benchmark, TABLE1_METHODS
+    out, methods = check_output_dir(results_dir('demo') if out is None else out), tuple(TABLE1_METHODS if methods is None else methods)
     loaded = [load_demo_task(t, seed) for t in tasks]
     out.mkdir(parents=True, exist_ok=True)
     for t in loaded: print(task_summary(t))
@@ -392,7 +391,8 @@ def _add_demo(sub, methods):
     d.add_argument('--task', nargs='+', default=list(DEMO_TASKS), help='task names')
     d.add_argument('--out', help=f"output folder (default: {RESULTS_HELP.format('demo')})")
     d.add_argument('--seed', type=_arg(lambda s: check_number(s, '--seed', int, low=0)), default=0, help='seed of the synthetic task')
-    d.add_argument('--methods', nargs='+', default=list(methods), choices=methods, help='methods')
+    d.add_argument('--methods', nargs='+', default=None, choices=list(methods) + ['geotter-nolr'],
+                   help='methods (default: every Table 1 method, GeoTTER without label ratio included)')
 
 def _add_others(sub):
     x = sub.add_parser('experiments', help="the paper's experiments", formatter_class=_Help)
