@@ -18,9 +18,8 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 import torch
-from fastcore.basics import patch
 
-from .core import Task, check_scalar
+from .core import CLIP_TEMPERATURE, Task, check_scalar
 from .synthetic import make_long_tail
 from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun, data_root, store_root, slug,
                            entry_dir, file_sha256, write_entry, read_manifest, read_entry, list_entries, open_run)
@@ -121,9 +120,8 @@ class Encoder:
     def __repr__(self): return f"Encoder({self.backbone.name!r}, device={self.device!r})"
 
 # %% ../nbs/15_data.ipynb #0d32b082
-@patch
 @torch.inference_mode()
-def encode_texts(self:Encoder, texts:Sequence[str], batch_size:int=256)->torch.Tensor:
+def _encode_texts(self:Encoder, texts:Sequence[str], batch_size:int=256)->torch.Tensor:
     "(len(texts), d) unit-norm text embeddings, computed `batch_size` texts at a time."
     texts = list(texts)
     if len(texts) > batch_size:
@@ -133,18 +131,21 @@ def encode_texts(self:Encoder, texts:Sequence[str], batch_size:int=256)->torch.T
                                             show_progress_bar=False))
     return self._unit(self.model.encode_text(self.tokenizer(texts).to(self.device)))
 
+Encoder.encode_texts = _encode_texts
+
 # %% ../nbs/15_data.ipynb #08bab5d0
-@patch
 @torch.inference_mode()
-def encode_samples(self:Encoder, batch)->torch.Tensor:
+def _encode_samples(self:Encoder, batch)->torch.Tensor:
     "(b, d) unit-norm embeddings of a preprocessed image batch (b, 3, H, W), or of a list of b texts."
     if self.backbone.modality == 'text': return self.encode_texts(batch)
     return self._unit(self.model.encode_image(batch.to(self.device)))
 
-@patch
-def versions(self:Encoder)->dict:
+def _encoder_versions(self:Encoder)->dict:
     "Library versions recorded in a store manifest."
     return _versions('open_clip_torch' if self.backbone.family == 'open_clip' else 'sentence-transformers', 'torchvision')
+
+Encoder.encode_samples = _encode_samples
+Encoder.versions = _encoder_versions
 
 # %% ../nbs/15_data.ipynb #4e5b2240
 def load_encoder(backbone:str|Backbone,   # registry name or Backbone
@@ -685,7 +686,7 @@ def confusion_matrix(y_true, y_pred, n_classes:int)->np.ndarray:
 def _short(s:str, k:int=18)->str: return s if len(s) <= k else s[:k - 1] + '…'
 
 # %% ../nbs/15_data.ipynb #cb522ab3
-def plot_task(task:Task, path:str|Path|None=None, temperature:float=0.01):
+def plot_task(task:Task, path:str|Path|None=None, temperature:float=CLIP_TEMPERATURE):
     "Class histogram and zero-shot confusion of `task` in one figure (saved to `path` if given)."
     import matplotlib.pyplot as plt
     m = task.n_classes

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['DATA_ENV', 'STORE_ENV', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'data_root', 'store_root', 'StoreError', 'slug', 'entry_dir',
@@ -261,15 +260,15 @@ def open_run(entry:str|Path,          # entry directory; the run lives in <entry
     return PartialRun(part, settings)
 
 # %% ../nbs/14_store.ipynb #6f543fc8
-@patch
-def save(self:PartialRun, b:int, start:int, stop:int, **arrays)->Path:
+def _save(self:PartialRun, b:int, start:int, stop:int, **arrays)->Path:
     "Write batch `b` (rows `start:stop`) atomically, keyed to this run and this position."
     key = np.array(self.batch_key(b, start, stop))
     return atomic_write(self.file(b), lambda f: np.savez(f, _key=key, **{k: np.asarray(a) for k, a in arrays.items()}))
 
+PartialRun.save = _save
+
 # %% ../nbs/14_store.ipynb #b8ea0e26
-@patch
-def load(self:PartialRun, b:int, start:int, stop:int)->dict:
+def _load(self:PartialRun, b:int, start:int, stop:int)->dict:
     "The arrays of batch `b`, checked: readable, keyed to this run and position, `stop - start` rows each."
     f = self.file(b)
     try:
@@ -281,6 +280,8 @@ def load(self:PartialRun, b:int, start:int, stop:int)->dict:
     bad = {k: len(a) for k, a in out.items() if len(a) != stop - start}
     if bad: raise StoreError(f"{f}: {bad} rows; expected {stop - start}")
     return out
+
+PartialRun.load = _load
 
 # %% ../nbs/14_store.ipynb #9472af38
 def list_entries(root:str|Path|None=None)->list:

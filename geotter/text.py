@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .core import Task, accuracy, check_random_state, check_scalar, zero_shot_logits
+from .core import CLIP_TEMPERATURE, Task, accuracy, check_random_state, check_scalar, zero_shot_logits
 from .transport import otter
 from .store import atomic_write, data_root, read_manifest
 from .data import DatasetSpec, Encoder, asset_path, class_embeddings, extract, register_dataset, WORDNET_SAMPLE
@@ -159,7 +159,7 @@ def otter_labels(logits,            # (n, m) zero-shot logits
 def template_accuracies(task:Task,                # X (n, d) text embeddings, labels
                         Ys:Sequence,              # one (m, d) class-embedding matrix per template
                         templates:Sequence[str],  # the templates, for the table
-                        temperature:float=0.01,
+                        temperature:float=CLIP_TEMPERATURE,
                        )->pd.DataFrame:           # one row per template: zero-shot and OTTER accuracy
     "Zero-shot and OTTER (true prior) accuracy of `task` for each template's class embeddings."
     rows = []
