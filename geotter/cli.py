@@ -425,6 +425,7 @@ def _parser()->argparse.ArgumentParser:
 def check_extract(dataset:str, backbone:str, store=None):
     "Refuse an unknown dataset or backbone, and an unusable store folder, before any model is loaded."
     from geotter import data
+    if dataset in data.DATASET_PROVIDERS: importlib.import_module(data.DATASET_PROVIDERS[dataset])   # e.g. the WordNet tasks
     if dataset not in data.DATASETS:
         raise UsageError(f"dataset {dataset!r}: unknown; expected one of {', '.join(sorted(data.DATASETS))}")
     try: data.get_backbone(backbone)
@@ -460,7 +461,6 @@ def main(argv=None):
         elif args.command == 'experiments': _experiments_main(args)
         elif args.command == 'extract':
             check_extract(args.dataset, args.backbone, args.store)
-            import geotter.text                      # registers the WordNet text tasks
             from geotter.data import extract_main
             extract_main(args.dataset, args.backbone, args.root, args.store, args.templates, args.name, args.device,
                          args.batch_size, args.num_workers, args.download, overwrite=args.overwrite)

@@ -160,11 +160,12 @@ def l2_normalize(X:torch.Tensor, # (n, d) rows to normalize
                  name:str='X',
                 )->torch.Tensor:   # (n, d) unit rows
     "Rows of `X` scaled to unit Euclidean norm (without overflow or underflow); raises `ValueError` on an all-zero row."
-    scale = X.abs().amax(dim=1, keepdim=True)
+    scale = torch.maximum(X.amax(dim=1, keepdim=True), -X.amin(dim=1, keepdim=True))   # max |x_ij|, without an |X| copy
     if (scale == 0).any():
         raise ValueError(f"{name} row {int(torch.nonzero(scale[:, 0] == 0)[0])} is all zeros; cannot normalize")
-    Xs = X / scale
-    return Xs / torch.linalg.vector_norm(Xs, dim=1, keepdim=True)
+    Xs = X / scale                                        # the one (n, d) copy, normalized in place (unless autograd tracks it)
+    norm = torch.linalg.vector_norm(Xs, dim=1, keepdim=True)
+    return Xs / norm if Xs.requires_grad else Xs.div_(norm)
 
 def check_temperature(temperature, name:str='temperature')->float:
     "`temperature` as a float $T>0$ with $1/T$ finite, else `ValueError`/`InputTypeError` naming it."

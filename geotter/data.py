@@ -10,6 +10,8 @@ import numbers
 import os
 import platform
 import re
+import shutil
+import urllib.request
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,7 +23,7 @@ import torch
 
 from .core import CLIP_TEMPERATURE, Task, check_scalar
 from .synthetic import make_long_tail
-from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun, data_root, store_root, slug,
+from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun, data_root, store_root, slug, scratch_path,
                            entry_dir, file_sha256, write_entry, read_manifest, read_entry, list_entries, open_run)
 
 # %% auto #0
@@ -31,10 +33,10 @@ __all__ = ['BACKBONES', 'MINILM_PACKAGE', 'MINILM_SHA256', 'TEMPLATE_MODES', 'DA
            'class_embeddings', 'DatasetSpec', 'register_dataset', 'readable_name', 'dataset_class_names',
            'get_dataset_spec', 'load_dataset', 'write_embeddings', 'openai_imagenet_templates', 'resolve_templates',
            'estimate_bytes', 'extract_plan', 'extract', 'extract_texts', 'extract_main', 'load_embeddings', 'LogitFile',
-           'register_logit_task', 'package_dir', 'logits_dir', 'read_logits_csv', 'load_logits', 'asset_path',
-           'load_sample', 'load_task', 'confusion_matrix', 'plot_task', 'DATA_ENV', 'STORE_ENV', 'FORMAT_VERSION',
-           'StoreError', 'data_root', 'store_root', 'entry_dir', 'file_sha256', 'write_entry', 'read_manifest',
-           'read_entry', 'list_entries']
+           'register_logit_task', 'package_dir', 'logits_dir', 'read_logits_csv', 'load_logits', 'logits_url',
+           'fetch_logits', 'asset_path', 'load_sample', 'load_task', 'confusion_matrix', 'plot_task', 'DATA_ENV',
+           'STORE_ENV', 'FORMAT_VERSION', 'StoreError', 'data_root', 'store_root', 'entry_dir', 'file_sha256',
+           'write_entry', 'read_manifest', 'read_entry', 'list_entries']
 
 # %% ../nbs/15_data.ipynb #154c59c1
 _all_ = ['DATA_ENV', 'STORE_ENV', 'FORMAT_VERSION', 'StoreError', 'data_root', 'store_root', 'entry_dir', 'file_sha256',
@@ -560,6 +562,7 @@ class LogitFile(NamedTuple):
     sha256:str                                      # hex SHA-256 of the published file
     repo:str='pwhofman/efficient-credal-prediction' # GitHub repository publishing it
     folder:str='logits'                             # folder of the file in that repository
+    commit:str='731e8291e1c115ac11ebe74a979f0509f2c990a9' # the repository's commit the checksum was taken at
 
 # %% ../nbs/15_data.ipynb #b948c84e
 LOGIT_TASKS = {}
@@ -615,18 +618,44 @@ def read_logits_csv(path:str|Path,             # CSV: class columns, then label 
 def load_logits(name:str,                  # one of LOGIT_TASKS, e.g. 'cifar10-clip'
                 path:str|Path|None=None,   # directory of the CSV files (see `logits_dir`)
                 verify:bool=True,          # check the file's SHA-256 against the registry
+                download:bool=False,       # download a missing file from where it is published (`fetch_logits`)
                )->Task:
     "A registered logit-only task (`LOGIT_TASKS`), its file checked against the published checksum."
     if name not in LOGIT_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(LOGIT_TASKS)}")
     spec = LOGIT_TASKS[name]; d = logits_dir(path); f = d / spec.file
+    if download: fetch_logits(name, d)
     if not f.exists():
         raise FileNotFoundError(f"{f}: not found. Download {spec.file} from the folder {spec.folder}/ of the GitHub repository "
                                 f"{spec.repo} and put it in {d} (that is <data dir>/image-logits: set ${DATA_ENV}; or set "
-                                f"${LOGITS_ENV}, or pass path=, to use another folder)")
+                                f"${LOGITS_ENV}, or pass path=, to use another folder), or call fetch_logits({name!r})")
     if verify: check_sha256(f, spec.sha256, f"{spec.file} as published in {spec.repo}/{spec.folder}")
     t = read_logits_csv(f, name)
     t.meta.update(model=spec.model, dataset='CIFAR-10 test', sha256=spec.sha256, published=f'{spec.repo}/{spec.folder}/{spec.file}')
     return t
+
+# %% ../nbs/15_data.ipynb #b11c75ff
+def logits_url(spec:LogitFile)->str:
+    "Where a registered logit file is published: its raw GitHub URL at the pinned commit."
+    return f"https://raw.githubusercontent.com/{spec.repo}/{spec.commit}/{spec.folder}/{spec.file}"
+
+# %% ../nbs/15_data.ipynb #2eff885c
+def fetch_logits(name:str,                  # one of LOGIT_TASKS, e.g. 'cifar10-clip'
+                 path:str|Path|None=None,   # directory of the CSV files (see `logits_dir`)
+                 url:str|None=None,         # where to download from (default `logits_url`)
+                 verbose:bool=True,         # say what is downloaded where before doing it
+                )->Path:                    # the checked file
+    "The registered logit file of `name`, downloaded into the logits folder first if it is missing; SHA-256 checked."
+    if name not in LOGIT_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(LOGIT_TASKS)}")
+    spec = LOGIT_TASKS[name]; f = logits_dir(path) / spec.file; what = f"{spec.file} as published in {spec.repo}/{spec.folder}"
+    if f.exists(): return check_sha256(f, spec.sha256, what)
+    url = url or logits_url(spec)
+    if verbose: print(f"{f} not found: downloading {url} (about 1 MB) into {f.parent}", flush=True)
+    f.parent.mkdir(parents=True, exist_ok=True); tmp = scratch_path(f)
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r, open(tmp, 'wb') as out: shutil.copyfileobj(r, out)
+        os.replace(check_sha256(tmp, spec.sha256, what), f)
+    finally: tmp.unlink(missing_ok=True)
+    return f
 
 # %% ../nbs/15_data.ipynb #6459aca5
 WORDNET_SAMPLE = 'wordnet_nouns_sample.npz'

@@ -129,11 +129,15 @@ def knn_recall(X,                     # (n, d) embeddings the lists were compute
     "Share of the exact k nearest neighbours found in `neighbours`, on a seeded sample of rows."
     Xn = l2_normalize(check_matrix(X, 'X'), 'X')
     I = check_matrix(neighbours, 'neighbours', rows=Xn.shape[0], dtype=torch.int64, device=Xn.device)
-    rows = torch.as_tensor(np.sort(check_random_state(seed).choice(Xn.shape[0], min(Xn.shape[0], _check_int(sample, 'sample')), replace=False)))
+    return _recall(Xn, I, _check_bool(include_self, 'include_self'), _check_int(sample, 'sample'), seed)
+
+def _recall(Xn:torch.Tensor, I:torch.Tensor, include_self:bool, sample:int, seed)->float:
+    "`knn_recall` on unit rows `Xn` and int64 lists `I`, already checked."
+    rows = torch.as_tensor(np.sort(check_random_state(seed).choice(Xn.shape[0], min(Xn.shape[0], sample), replace=False)))
     hits, step = [], max(1, 2**24 // Xn.shape[0])
     for r in rows.split(step):
         S = Xn[r] @ Xn.T
-        S[torch.arange(len(r)), r] = torch.inf if _check_bool(include_self, 'include_self') else -torch.inf
+        S[torch.arange(len(r)), r] = torch.inf if include_self else -torch.inf
         kth = S.topk(I.shape[1], dim=1).values[:, -1:]
         hits.append((S.gather(1, I[r].clamp(0, Xn.shape[0] - 1)) >= kth).sum(1))
     return float(torch.cat(hits).double().mean()) / I.shape[1]
@@ -184,10 +188,11 @@ def knn_search(X,                     # (n, d) embeddings (any norm; re-normaliz
     Xt = check_matrix(X, 'X')
     k, include_self = check_k(k, Xt.shape[0]), _check_bool(include_self, 'include_self')
     opts = [_check_int(v, name) for v, name in ((max_block, 'max_block'), (ef_search, 'ef_search'), (nprobe, 'nprobe'))]
+    recall_sample = _check_int(recall_sample, 'recall_sample')
     engine = _knn_engine(method, Xt.shape[0], Xt.device)
     Xn = l2_normalize(Xt, 'X')
     idx = _search(Xn, k, include_self, engine, *opts)
-    recall = 1.0 if engine in ('torch', 'faiss') else knn_recall(Xn, idx, include_self, recall_sample)
+    recall = 1.0 if engine in ('torch', 'faiss') else _recall(Xn, idx, include_self, recall_sample, 0)
     if recall < check_scalar(min_recall, 'min_recall', low=0, high=1):
         warnings.warn(f"approximate k-NN (method={engine!r}) found {recall:.1%} of the exact neighbours on a sample of "
                       f"{min(recall_sample, Xt.shape[0])} rows; " + ("searching exactly instead" if method == 'auto'

@@ -135,6 +135,7 @@ def _bad_cases(f):
         (['demo', '--methods', 'nope'], ['--methods']),
         (['extract', 'no-such-dataset'], ['no-such-dataset']),
         (['extract', 'cifar10', 'no-such-backbone'], ['no-such-backbone']),
+        (['extract', 'wordnet-nouns', 'no-such-backbone'], ['no-such-backbone']),   # a dataset another module registers
         (['extract', 'cifar10', '--batch-size', 0], ['--batch-size']),
         (['extract', 'cifar10', '--templates', 'foo'], ['--templates', 'foo']),
         (['extract', 'cifar10', '--store', f / 'afile'], ['--store']),
