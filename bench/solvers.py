@@ -68,7 +68,7 @@ def clip_like(n=50_000, m=1_000, d=512, seed=0, signal=0.15):
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     return 100 * (X @ Y.T), class_prior(lab, m), lab
 
-def bench_otter(sizes=((50_000, 1_000),), seeds=(0,), repeats=3):
+def bench_otter(sizes=((50_000, 1_000),), seeds=(0, 1, 2), repeats=3):
     import ot
     rows = []
     for (n, m) in sizes:

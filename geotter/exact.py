@@ -75,24 +75,24 @@ def _heap_up(price, holder, where, lo, pos):
 
 # %% ../nbs/02_exact.ipynb #59563549
 @_njit
-def _rebuild(C, i, pmin, cand, ccost, beta, vals, idx):
+def _rebuild(C, sg, i, pmin, cand, ccost, beta, vals, idx):
     "Scan row `i`: its K best classes at prices `pmin` (with their costs) and the bound `beta[i]` on the rest."
     K = cand.shape[1]
     vals[:] = -np.inf; idx[:] = -1
     for k in range(C.shape[1]):
-        val = -C[i, k] - pmin[k]
+        val = -sg * C[i, k] - pmin[k]
         if val > vals[K]:
             p = K
             while p > 0 and vals[p - 1] < val:
                 vals[p] = vals[p - 1]; idx[p] = idx[p - 1]; p -= 1
             vals[p] = val; idx[p] = k
     for p in range(K):                          # unused slots (fewer than K priced classes) never win
-        cand[i, p] = max(idx[p], 0); ccost[i, p] = C[i, idx[p]] if idx[p] >= 0 else np.inf
+        cand[i, p] = max(idx[p], 0); ccost[i, p] = sg * C[i, idx[p]] if idx[p] >= 0 else np.inf
     beta[i] = vals[K]
 
 @_njit
-def _best_other(C, i, j, pmin, cand, ccost, beta, vals, idx):
-    "max over classes k != j of -C[i, k] - pmin[k], exact thanks to the candidate list and its bound."
+def _best_other(C, sg, i, j, pmin, cand, ccost, beta, vals, idx):
+    "max over classes k != j of -sg * C[i, k] - pmin[k], exact thanks to the candidate list and its bound."
     for rep in range(2):
         bo = beta[i]; b2 = -np.inf
         for p in range(cand.shape[1]):
@@ -101,12 +101,12 @@ def _best_other(C, i, j, pmin, cand, ccost, beta, vals, idx):
             if k != j and val > bo: bo = val
             if k != j and val > b2: b2 = val
         if b2 >= beta[i] or rep == 1: return bo
-        _rebuild(C, i, pmin, cand, ccost, beta, vals, idx)
+        _rebuild(C, sg, i, pmin, cand, ccost, beta, vals, idx)
     return bo
 
 # %% ../nbs/02_exact.ipynb #1a337b59
 @_njit
-def _bid(C, i, pmin, cand, ccost, beta, vals, idx):
+def _bid(C, sg, i, pmin, cand, ccost, beta, vals, idx):
     "Best class of sample `i`, its value and the best value among the other classes."
     for rep in range(2):
         b1 = -np.inf; b2 = -np.inf; k1 = -1
@@ -115,11 +115,12 @@ def _bid(C, i, pmin, cand, ccost, beta, vals, idx):
             if val > b1: b2 = b1; b1 = val; k1 = cand[i, p]
             elif val > b2: b2 = val
         if b2 >= beta[i] or rep == 1: break
-        _rebuild(C, i, pmin, cand, ccost, beta, vals, idx)
+        _rebuild(C, sg, i, pmin, cand, ccost, beta, vals, idx)
     return k1, b1, (b1 if b2 == -np.inf else b2)
 
 @_njit
 def _auction(C,          # (n, m) float64 cost, C-contiguous
+             sg,         # 1.0, or -1.0 to solve for the cost -C (C a score matrix) without forming it
              S,          # (m,) int64 seats per class (>= 0), sum n
              eps_list,   # decreasing epsilons, one per phase
              K,          # candidate-list length
@@ -133,7 +134,7 @@ def _auction(C,          # (n, m) float64 cost, C-contiguous
     pmin = np.where(S > 0, 0.0, np.inf); stack = np.empty(n, np.int64)   # seatless classes never bid on
     cand = np.empty((n, K), np.int64); ccost = np.empty((n, K)); beta = np.empty(n)
     vals = np.empty(K + 1); idx = np.empty(K + 1, np.int64)
-    for i in range(n): _rebuild(C, i, pmin, cand, ccost, beta, vals, idx)
+    for i in range(n): _rebuild(C, sg, i, pmin, cand, ccost, beta, vals, idx)
     nbids = 0
     for eps in eps_list:
         ns = 0
@@ -141,9 +142,9 @@ def _auction(C,          # (n, m) float64 cost, C-contiguous
             c = where[i]
             if c >= 0:
                 j = cls[c]
-                bo = _best_other(C, i, j, pmin, cand, ccost, beta, vals, idx)
-                if -C[i, j] - pmin[j] >= bo - eps:
-                    newp = min(price[c], -C[i, j] - bo + eps)
+                bo = _best_other(C, sg, i, j, pmin, cand, ccost, beta, vals, idx)
+                if -sg * C[i, j] - pmin[j] >= bo - eps:
+                    newp = min(price[c], -sg * C[i, j] - bo + eps)
                     if newp < price[c]:
                         price[c] = newp; _heap_up(price, holder, where, off[j], c)
                     continue
@@ -151,7 +152,7 @@ def _auction(C,          # (n, m) float64 cost, C-contiguous
             stack[ns] = i; ns += 1
         while ns > 0:
             ns -= 1; i = stack[ns]; nbids += 1
-            k1, b1, b2 = _bid(C, i, pmin, cand, ccost, beta, vals, idx)
+            k1, b1, b2 = _bid(C, sg, i, pmin, cand, ccost, beta, vals, idx)
             r = off[k1]; old = holder[r]
             if old >= 0:
                 where[old] = -1; stack[ns] = old; ns += 1
@@ -162,20 +163,20 @@ def _auction(C,          # (n, m) float64 cost, C-contiguous
 
 # %% ../nbs/02_exact.ipynb #3c17e3ba
 @_njit
-def _row_min(C, j, head, nxt, ent_s, W, Wa):
+def _row_min(C, sg, j, head, nxt, ent_s, W, Wa):
     "W[j, k] = min over the samples i in class j of C[i, k] - C[i, j]; Wa[j, k] = the entry attaining it."
     W[j, :] = np.inf; Wa[j, :] = -1
     e = head[j]
     while e >= 0:
-        _row_add(C, j, e, ent_s[e], W, Wa)
+        _row_add(C, sg, j, e, ent_s[e], W, Wa)
         e = nxt[e]
 
 @_njit
-def _row_add(C, j, e, i, W, Wa):
+def _row_add(C, sg, j, e, i, W, Wa):
     "Update row j of W with a new member: entry e holding sample i."
-    cij = C[i, j]
+    cij = sg * C[i, j]
     for k in range(C.shape[1]):
-        val = C[i, k] - cij
+        val = sg * C[i, k] - cij
         if val < W[j, k]: W[j, k] = val; Wa[j, k] = e
 
 # %% ../nbs/02_exact.ipynb #d88d14da
@@ -232,6 +233,7 @@ def _ent_del(e, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree):
 # %% ../nbs/02_exact.ipynb #219f6e2b
 @_njit
 def _ssp(C,     # (n, m) float64 cost
+         sg,    # 1.0, or -1.0 for the cost -C
          s,     # (m,) class capacities, sum n (reals)
          v,     # (m,) starting class potentials (modified in place)
          tol,   # mass tolerance, in units of one sample
@@ -247,11 +249,11 @@ def _ssp(C,     # (n, m) float64 cost
     for i in range(n):                           # every sample on its cheapest class under v
         bj = 0
         for k in range(1, m):
-            if C[i, k] - v[k] < C[i, bj] - v[bj]: bj = k
+            if sg * C[i, k] - v[k] < sg * C[i, bj] - v[bj]: bj = k
         e, nfree = _ent_new(i, bj, 1.0, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
         exc[bj] += 1.0
     W = np.empty((m, m)); Wa = np.empty((m, m), np.int64)
-    for j in range(m): _row_min(C, j, head, nxt, ent_s, W, Wa)
+    for j in range(m): _row_min(C, sg, j, head, nxt, ent_s, W, Wa)
     dist = np.empty(m); done = np.zeros(m, np.bool_); pred = -np.ones(m, np.int64)
     dirty = np.zeros(m, np.bool_); path = np.empty(m, np.int64)
     naug = 0
@@ -273,7 +275,7 @@ def _ssp(C,     # (n, m) float64 cost
             if f < 0:
                 if nfree == 0: return ent_s, ent_c, ent_x, v, -2
                 f, nfree = _ent_new(i, kk, 0.0, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
-                _row_add(C, kk, f, i, W, Wa)
+                _row_add(C, sg, kk, f, i, W, Wa)
             ent_x[f] += delta; ent_x[e] -= delta
             if ent_x[e] <= tol:                  # drop the emptied entry; its rounding residue moves too
                 ent_x[f] += ent_x[e]; exc[j] -= ent_x[e]; exc[kk] += ent_x[e]
@@ -282,26 +284,26 @@ def _ssp(C,     # (n, m) float64 cost
             kk = j
         exc[src] -= delta; exc[t] += delta
         for j in range(m):
-            if dirty[j]: _row_min(C, j, head, nxt, ent_s, W, Wa); dirty[j] = False
+            if dirty[j]: _row_min(C, sg, j, head, nxt, ent_s, W, Wa); dirty[j] = False
     return ent_s, ent_c, ent_x, v, 0
 
 # %% ../nbs/02_exact.ipynb #2ae85dc3
 @_njit
-def _row_min_value(C, p):
-    "min over the finite-priced classes k of C[i, k] + p[k], for every row i."
+def _row_min_value(C, sg, p):
+    "min over the finite-priced classes k of sg * C[i, k] + p[k], for every row i."
     u = np.full(C.shape[0], np.inf)
     for i in range(C.shape[0]):
         for k in range(C.shape[1]):
-            if C[i, k] + p[k] < u[i]: u[i] = C[i, k] + p[k]
+            if sg * C[i, k] + p[k] < u[i]: u[i] = sg * C[i, k] + p[k]
     return u
 
 @_njit
-def _certify(C, ent_s, ent_c, ent_x, v):
+def _certify(C, sg, ent_s, ent_c, ent_x, v):
     "Largest (C_ij - v_j) - min_k (C_ik - v_k) over the entries carrying mass: 0 certifies optimality."
-    u = _row_min_value(C, -v)
+    u = _row_min_value(C, sg, -v)
     worst = 0.0
     for e in range(ent_s.shape[0]):
-        if ent_x[e] > 0: worst = max(worst, C[ent_s[e], ent_c[e]] - v[ent_c[e]] - u[ent_s[e]])
+        if ent_x[e] > 0: worst = max(worst, sg * C[ent_s[e], ent_c[e]] - v[ent_c[e]] - u[ent_s[e]])
     return worst
 
 # %% ../nbs/02_exact.ipynb #f452c600
@@ -312,20 +314,20 @@ def _seats(s:np.ndarray)->np.ndarray:
     S[np.argsort(-(s - S), kind='stable')[:max(n - S.sum(), 0)]] += 1
     return S
 
-def _eps_schedule(r:float, theta:float=20.0, final:float=1e-9)->np.ndarray:
-    "Auction epsilons: cost range `r` / theta, divided by theta per phase, down to final * range."
+def _eps_schedule(r:float, start:float=100.0, theta:float=20.0, final:float=1e-9)->np.ndarray:
+    "Auction epsilons: cost range `r` / start, divided by theta per phase, down to final * range."
     r = r or 1.0
-    k = int(np.ceil(np.log(1 / (theta * final)) / np.log(theta)))
-    return np.maximum(r / theta ** np.arange(1, k + 2), r * final)
+    k = int(np.ceil(np.log(1 / (start * final)) / np.log(theta)))
+    return np.maximum(r / start / theta ** np.arange(k + 1), r * final)
 
-def _start_potentials(C, s, K, r):
+def _start_potentials(C, sg, s, K, r):
     "Class potentials from the auction; seatless classes are priced just unattractive, absent ones (s = 0) at -inf."
     S = _seats(s)
-    p, _ = _auction(C, S, _eps_schedule(r), K)
+    p, _ = _auction(C, sg, S, _eps_schedule(r), K)
     rest = np.flatnonzero((S == 0) & (s > 0))
     if len(rest):
-        u = _row_min_value(C, p)
-        p[rest] = (u[:, None] - C[:, rest]).max(0)
+        u = _row_min_value(C, sg, p)
+        p[rest] = (u[:, None] - sg * C[:, rest]).max(0)
     p[s == 0] = np.inf                                  # never chosen, never reached by a shortest path
     return -p
 
@@ -367,17 +369,18 @@ def _break_cycles(r, c, x):
 def _emd_fast(C:np.ndarray,   # (n, m) float64 cost, C-contiguous
               b:np.ndarray,   # (m,) float64 target weights, sum 1
               K:int=8,        # auction candidate-list length
+              sg:float=1.0,   # -1.0: transport for the cost -C (C a score matrix, e.g. logits) without forming -C
              ):               # (rows, cols, values) of the optimal plan, or None if not certified
     "Exact OT from uniform weights 1/n to `b`: auction for duals, shortest paths to optimality, certificate."
     n, m = C.shape
     C = np.ascontiguousarray(C)
     s = n * b; s[np.argmax(s)] += n - s.sum()                  # capacities summing to n (zero for absent classes)
-    lo, hi = float(C.min()), float(C.max())
-    v = _start_potentials(C, s, K, hi - lo)
+    lo, hi = sorted((sg * float(C.min()), sg * float(C.max())))
+    v = _start_potentials(C, sg, s, K, hi - lo)
     tol = 1e-13 * max(1.0, n)                                  # rounding level of sums of n unit masses
     scale = max(abs(hi), abs(lo)) or 1.0                       # tolerances relative to the cost's size
-    es, ec, ex, v, status = _ssp(C, s, v, tol, 1e-13 * scale, 20 * (n + m))
-    if status != 0 or not _certify(C, es, ec, ex, v) <= 1e-10 * scale: return None
+    es, ec, ex, v, status = _ssp(C, sg, s, v, tol, 1e-13 * scale, 20 * (n + m))
+    if status != 0 or not _certify(C, sg, es, ec, ex, v) <= 1e-10 * scale: return None
     live = ex > 0
     r, c, x = es[live], ec[live], ex[live] / n
     return _break_cycles(r, c, x) if len(x) > n + m - 1 else (r, c, x)
@@ -414,17 +417,19 @@ def emd(cost,                      # (n, m) cost matrix C
         solver:str='auto',         # 'auto', 'fast' (uniform `a` only) or 'pot'
         max_iter:int=100_000_000,  # iteration cap of POT's network simplex
         sparse:bool=False,         # return the plan as scipy.sparse CSR (numpy cost) or torch sparse COO (tensor cost)
+        maximize:bool=False,       # maximise <pi, cost> instead: cost is a score (e.g. logits), and -cost is never formed
        ):                          # (n, m) optimal plan, in cost's type, dtype and device
-    r"Exact optimal transport $\arg\min_{\pi\in\Pi(\mathbf a,\mathbf b)}\langle\pi,C\rangle$ (Kantorovich LP)."
+    r"Exact optimal transport $\arg\min_{\pi\in\Pi(\mathbf a,\mathbf b)}\langle\pi,C\rangle$ (Kantorovich LP); $\arg\max$ if `maximize`."
     C, a, b = check_ot_inputs(cost, a, b)
     check_choice(solver, 'solver', EXACT_SOLVERS); sparse = check_bool(sparse, 'sparse')
+    sg = -1.0 if check_bool(maximize, 'maximize') else 1.0
     max_iter = check_int(max_iter, 'max_iter', low=1)
     C64 = C.detach().cpu().double().numpy()
     trip = None
     if solver in ('auto', 'fast') and _fast_ok(a, solver):
-        trip = _emd_fast(C64, b.cpu().numpy())
+        trip = _emd_fast(C64, b.cpu().numpy(), sg=sg)
         if trip is None: warnings.warn("the fast exact solver could not certify optimality; using POT's ot.emd instead")
     if trip is None:
-        G = _emd_pot(C64, a.cpu().numpy(), b.cpu().numpy(), max_iter)
+        G = _emd_pot(sg * C64, a.cpu().numpy(), b.cpu().numpy(), max_iter)
         r, c = np.nonzero(G); trip = (r, c, G[r, c])
     return _plan(*trip, tuple(C.shape), cost, C.dtype, C.device, sparse)

@@ -75,6 +75,8 @@ def otter(logits,                   # (n, m) zero-shot logits
     "OTTER [1]: optimal transport of the batch to the prior with cost $-\\log\\mathrm{softmax}(\\theta)$."
     L = check_cost(logits, 'logits')
     check_choice(solver, 'solver', SOLVERS)
-    # the exact plan is the same for -θ (row constants LSE(θ_i) only shift the objective): no log-softmax needed
-    C = -L if solver in ('emd', 'fast', 'pot') else -torch.log_softmax(L, dim=1)
+    # the exact plan is the same for -θ (row constants LSE(θ_i) only shift the objective): no log-softmax, and the
+    # exact solvers maximise <π, θ> directly, without a negated copy of the logits
+    if solver in ('emd', 'fast', 'pot'): return solve_ot(logits, prior, solver=solver, reg=reg, maximize=True, **kw)
+    C = -torch.log_softmax(L, dim=1)
     return solve_ot(C if is_tensor(logits) else C.numpy(), prior, solver=solver, reg=reg, **kw)   # numpy in, numpy out
