@@ -4,6 +4,7 @@
     python bench/geometry.py knn --threads 1 --sizes 5000 10000   # the same on one thread (CPU time is steadier)
     python bench/geometry.py seeding   # k-means++ seeding: previous loop vs current vs scikit-learn
     python bench/geometry.py sample    # GeoTTER accuracy on wordnet-sample when k-means trains on a sample
+    python bench/geometry.py sample --task wordnet-nouns   # the same on the 82,064 WordNet nouns (perf_geometry_sample_wordnet-nouns.csv)
 
 Each writes bench/results/perf_geometry_<name>.csv. Every comparison runs its candidates one after the
 other on the same inputs, in alternation, `--repeats` times; report ratios of the best times (the
@@ -117,7 +118,7 @@ def geotter_accuracy(task, partition, graph, prior, o=PAPER_DEFAULTS)->float:
     return 100 * accuracy(task.labels, np.asarray(T.argmax(1)))
 
 
-def bench_sample(task_name:str='wordnet-sample', per_cluster=(4, 8, 16, 32, 64, 128), seeds=range(5))->pd.DataFrame:
+def bench_sample(task_name:str='wordnet-sample', per_cluster=(4, 8, 16, 32, 64, 128), seeds=range(5), csv:str='sample')->pd.DataFrame:
     "GeoTTER accuracy and k-means inertia when the centres are learnt from max_train = c * K rows (K = m)."
     from geotter.data import load_task
     task = load_task(task_name)
@@ -133,7 +134,7 @@ def bench_sample(task_name:str='wordnet-sample', per_cluster=(4, 8, 16, 32, 64, 
                              seed=s, accuracy=geotter_accuracy(task, (C, z), graph, task.prior),
                              inertia=float(((Xn - C[z]) ** 2).sum()), seconds=w))
             print(rows[-1], flush=True)
-        _save(pd.DataFrame(rows), 'sample')
+        _save(pd.DataFrame(rows), csv)
     return pd.DataFrame(rows)
 
 
@@ -143,10 +144,12 @@ if __name__ == '__main__':
     p.add_argument('--repeats', type=int, default=2)
     p.add_argument('--threads', type=int, default=None, help='torch and faiss threads (default: theirs)')
     p.add_argument('--sizes', type=int, nargs='+', default=[5_000, 10_000, 20_000], help='batch sizes of the k-NN runs')
+    p.add_argument('--task', default='wordnet-sample', help='sample: the task (wordnet-nouns: rows per cluster up to the default 50,000-row sample)')
     a = p.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
         if faiss_module() is not None: faiss_module().omp_set_num_threads(a.threads)
     if a.what == 'knn': bench_knn(sizes=a.sizes, repeats=a.repeats, csv='knn' if a.threads is None else f'knn_{a.threads}thread')
     elif a.what == 'seeding': bench_seeding(repeats=a.repeats)
-    else: bench_sample()
+    elif a.task == 'wordnet-sample': bench_sample()
+    else: bench_sample(a.task, per_cluster=(4, 16, 64, 256, 1024, 2000), seeds=range(3), csv=f'sample_{a.task}')

@@ -16,6 +16,7 @@ import torch
 from numba.extending import intrinsic
 
 from .core import *
+from .exact import _ent_del        # the entry pool's unlink, shared with the dense exact solver
 
 # %% auto #0
 __all__ = ['row_blocks', 'map_row_blocks', 'nearest_centroid', 'fused_cost_rows', 'candidate_classes', 'candidate_ot',
@@ -146,21 +147,6 @@ def _link(i, q, c, x, ent_s, ent_q, ent_c, ent_x, head, nxt, prv, shead, snext, 
     head[c] = f
     return f, nfree
 
-@_njit
-def _unlink(e, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree):
-    "Entry e out of its class and sample lists, back on the free stack; returns nfree."
-    j = ent_c[e]; i = ent_s[e]; ent_x[e] = 0.0
-    if prv[e] >= 0: nxt[prv[e]] = nxt[e]
-    else: head[j] = nxt[e]
-    if nxt[e] >= 0: prv[nxt[e]] = prv[e]
-    if shead[i] == e: shead[i] = snext[e]
-    else:
-        g = shead[i]
-        while snext[g] != e: g = snext[g]
-        snext[g] = snext[e]
-    free[nfree] = e
-    return nfree + 1
-
 # %% ../nbs/05_chunked.ipynb #5b2b15c5
 @_njit
 def _move(path, L, delta, kk, indptr, cls, cst, W, Wa, exc, dirty, tol, ent_s, ent_q, ent_c, ent_x,
@@ -179,7 +165,7 @@ def _move(path, L, delta, kk, indptr, cls, cst, W, Wa, exc, dirty, tol, ent_s, e
         ent_x[f] += delta; ent_x[e] -= delta
         if ent_x[e] <= tol:                       # an emptied entry leaves; its rounding residue moves too
             ent_x[f] += ent_x[e]; exc[j] -= ent_x[e]; exc[kk] += ent_x[e]
-            nfree = _unlink(e, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
+            nfree = _ent_del(e, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
             dirty[j] = True
         kk = j
     return nfree

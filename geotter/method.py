@@ -5,7 +5,6 @@
 # %% ../nbs/09_method.ipynb #ff48ee1f
 from __future__ import annotations
 import functools
-import math
 import numbers
 from dataclasses import dataclass, field
 
