@@ -114,7 +114,9 @@ def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, 
     if init is not None: init = _init_potentials(init, C0, ri, ci, shift)
     res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, eps_scaling, init, dtype)
     if dtype == torch.float32 and not res['merr'] <= tol:        # float32 missed the marginals: float64, warm-started
+        done = res['total']
         res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, None, (res['f'], res['g']), torch.float64)
+        res['total'] += done                                     # the iterations of both attempts
     if not res['merr'] <= tol:
         warnings.warn(f"{name} did not converge: the plan's marginals are off by {res['merr']:.3g} (L1) > tol={tol:g} "
                       f"after max_iter={max_iter} iterations at reg={reg:g}; increase max_iter or reg")
