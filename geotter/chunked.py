@@ -16,7 +16,7 @@ import torch
 from numba.extending import intrinsic
 
 from .core import *
-from .exact import _ent_del        # the entry pool's unlink, shared with the dense exact solver
+from .exact import _ent_new, _ent_del   # the entry pool's link and unlink, shared with the dense exact solver
 
 # %% auto #0
 __all__ = ['row_blocks', 'map_row_blocks', 'nearest_centroid', 'fused_cost_rows', 'candidate_classes', 'candidate_ot',
@@ -139,12 +139,8 @@ def _shortest_path(W, Wa, v, exc, head, tol, dist, done, pred):
 @_njit
 def _link(i, q, c, x, ent_s, ent_q, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree):
     "A free entry for (sample i, candidate q of class c, mass x), linked into its class and sample lists."
-    nfree -= 1; f = free[nfree]
-    ent_s[f] = i; ent_q[f] = q; ent_c[f] = c; ent_x[f] = x
-    snext[f] = shead[i]; shead[i] = f
-    prv[f] = -1; nxt[f] = head[c]
-    if head[c] >= 0: prv[head[c]] = f
-    head[c] = f
+    f, nfree = _ent_new(i, c, x, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
+    ent_q[f] = q
     return f, nfree
 
 # %% ../nbs/05_chunked.ipynb #5b2b15c5

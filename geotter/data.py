@@ -628,7 +628,7 @@ def load_logits(name:str,                  # one of LOGIT_TASKS, e.g. 'cifar10-c
         raise FileNotFoundError(f"{f}: not found. Download {spec.file} from the folder {spec.folder}/ of the GitHub repository "
                                 f"{spec.repo} and put it in {d} (that is <data dir>/image-logits: set ${DATA_ENV}; or set "
                                 f"${LOGITS_ENV}, or pass path=, to use another folder), or call fetch_logits({name!r})")
-    if verify: check_sha256(f, spec.sha256, f"{spec.file} as published in {spec.repo}/{spec.folder}")
+    if verify and not download: check_sha256(f, spec.sha256, f"{spec.file} as published in {spec.repo}/{spec.folder}")   # a download is checked by fetch_logits
     t = read_logits_csv(f, name)
     t.meta.update(model=spec.model, dataset='CIFAR-10 test', sha256=spec.sha256, published=f'{spec.repo}/{spec.folder}/{spec.file}')
     return t
