@@ -238,6 +238,7 @@ def posterior_models(task:Task,         # the batch (labels unused)
     "Run each method once on `task` (GeoTTER once for all its maps) and return the posterior maps."
     bad = [m for m in methods if m not in POSTERIORS]
     if bad: raise ValueError(f"method={bad[0]!r}; expected one of {POSTERIORS}")
+    if prior is not None: check_prior(prior, task.n_classes)     # checked once here, even for the maps that ignore it ('zs')
     prior = task.prior if prior is None else prior
     theta = np.asarray(task.zero_shot_logits(ZS_TEMPERATURE), dtype=np.float64)
     out = {m: _otter_model(m, theta, prior) for m in methods if not m.startswith('geotter')}

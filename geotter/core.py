@@ -30,16 +30,35 @@ def is_tensor(x) -> bool:
     return isinstance(x, torch.Tensor)
 
 # %% ../nbs/00_core.ipynb #c0a1d001
+def _why(e:Exception)->str:
+    "numpy's reason for refusing a nested sequence, in a few words."
+    return 'rows of different lengths' if 'inhomogeneous' in str(e) else str(e).strip().split('\n')[0]
+
+def _check_tensor(t:torch.Tensor, name:str)->torch.Tensor:
+    "`t` detached from autograd (same device), if it holds real numbers in a dense layout; `InputTypeError` otherwise."
+    if t.is_meta: raise InputTypeError(f"{name} is a meta tensor (a shape without values); expected a tensor with data")
+    if t.layout != torch.strided: raise InputTypeError(f"{name} is a sparse tensor ({t.layout}); expected a dense one ({name}.to_dense())")
+    if t.is_complex() or t.is_quantized: raise InputTypeError(f"{name} has dtype {t.dtype}; expected real numbers")
+    return t.detach()
+
 def _check_numeric(x, name:str):
     "`x` as a numpy array or tensor of real numbers; raises `InputTypeError` naming `name` otherwise."
-    if is_tensor(x):
-        if x.is_complex(): raise InputTypeError(f"{name} has dtype {x.dtype}; expected real numbers")
-        return x
+    if is_tensor(x): return _check_tensor(x, name)
+    if scipy.sparse.issparse(x): raise InputTypeError(f"{name} is a scipy.sparse matrix; expected a dense array ({name}.toarray())")
     try: arr = np.asarray(x)
-    except (TypeError, ValueError) as e:
-        raise InputTypeError(f"{name} of type {type(x).__name__} is not an array of numbers ({e})") from None
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise InputTypeError(f"{name} of type {type(x).__name__} is not an array of numbers ({_why(e)})") from None
     if arr.dtype.kind not in 'biuf':
         raise InputTypeError(f"{name} has dtype {arr.dtype}; expected real numbers (float, int or bool)")
+    return arr
+
+# %% ../nbs/00_core.ipynb #c0a1d0a1
+def _torch_ready(arr:np.ndarray)->np.ndarray:
+    "`arr` as a C-ordered, writeable, native-byte-order array of a dtype torch computes with (copied only if needed)."
+    dt = arr.dtype
+    if (dt.kind == 'f' and dt.itemsize not in (4, 8)) or (dt.kind == 'u' and dt.itemsize > 1): dt = np.dtype(np.float64)
+    dt = dt.newbyteorder('=')
+    if dt != arr.dtype or not arr.flags.c_contiguous or not arr.flags.writeable: arr = np.array(arr, dtype=dt, order='C')
     return arr
 
 def as_tensor(x,                     # numpy array, torch tensor, or nested list of real numbers
@@ -47,11 +66,11 @@ def as_tensor(x,                     # numpy array, torch tensor, or nested list
               device=None,           # target device (default: keep the tensor's, CPU for numpy)
               name:str='x',          # argument name used in error messages
              )->torch.Tensor:
-    "`x` as a floating-point torch tensor, without a copy when possible."
+    "`x` as a C-contiguous floating-point torch tensor (detached from autograd), without a copy when possible."
     x = _check_numeric(x, name)
-    t = x if is_tensor(x) else torch.as_tensor(x)
+    t = x if is_tensor(x) else torch.as_tensor(_torch_ready(x))
     if dtype is None: dtype = t.dtype if t.dtype in (torch.float32, torch.float64) else torch.float64
-    return t.to(device=device if device is not None else t.device, dtype=dtype)
+    return t.to(device=device if device is not None else t.device, dtype=dtype).contiguous()
 
 def like_input(t:torch.Tensor,       # result computed in torch
                ref,                  # the caller's input that decides the output type

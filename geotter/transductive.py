@@ -19,9 +19,6 @@ __all__ = ['transclip_objective', 'transclip_zs', 'zlap_graph', 'normalized_adja
 # %% ../nbs/08_transductive.ipynb #6ddeec30
 def _inputs(X, Y, logits=None)->tuple:
     "Unit-norm sample and class embeddings, and the checked logits (or None), on X's dtype and device."
-    for name, A in (('X', X), ('Y', Y), ('logits', logits)):
-        if A is not None and not is_tensor(A) and np.asarray(A).dtype.kind not in 'biuf':
-            raise TypeError(f"{name} has dtype {np.asarray(A).dtype}; expected a numeric array")
     Xn, Yn = check_embeddings(X, Y)
     if logits is not None:
         logits = check_matrix(logits, 'logits', rows=Xn.shape[0], cols=Yn.shape[0], dtype=Xn.dtype, device=Xn.device)
