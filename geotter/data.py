@@ -686,7 +686,7 @@ def _provider_note(name:str)->str:
 def _store_task(name:str, backbone:str|None, store)->Task:
     if '/' in name and backbone is None: name, backbone = name.split('/', 1)
     if backbone is None:
-        have = [b for n, b, ok in list_entries(store) if n == slug(name) and ok]
+        have = [b for n, b, ok in list_entries(store) if n == name and ok]
         if len(have) != 1:
             raise ValueError(f"task {name!r}: {'no complete store entry' if not have else 'several backbones ' + str(have)} "
                              f"in {store_root(store)}; known names: 'wordnet-sample', 'synthetic', {sorted(LOGIT_TASKS)}, "

@@ -11,6 +11,7 @@ import re
 import shutil
 import socket
 import time
+import urllib.parse
 import uuid
 import warnings
 from pathlib import Path
@@ -19,10 +20,10 @@ from typing import Callable
 import numpy as np
 
 # %% auto #0
-__all__ = ['DATA_ENV', 'STORE_ENV', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'data_root', 'store_root', 'StoreError', 'slug', 'entry_dir',
-           'scratch_path', 'is_stale', 'clean_stale', 'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json',
-           'read_json', 'swap_in', 'write_entry', 'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run',
-           'list_entries']
+__all__ = ['DATA_ENV', 'STORE_ENV', 'NAME_MAX', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'READ_PATIENCE', 'data_root', 'store_root',
+           'StoreError', 'slug', 'entry_key', 'key_name', 'entry_dir', 'scratch_path', 'is_stale', 'clean_stale',
+           'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json', 'read_json', 'swap_in', 'write_entry',
+           'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run', 'list_entries']
 
 # %% ../nbs/14_store.ipynb #10f14533
 DATA_ENV = 'GEOTTER_DATA'
@@ -44,13 +45,43 @@ def slug(s)->str:
     "`s` as one safe path component: runs of characters other than letters, digits, '.', '_', '-' become '-'."
     return re.sub(r'[^A-Za-z0-9._-]+', '-', str(s)).strip('-')
 
+_KEY_CHARS = frozenset('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-')
+NAME_MAX = 255     # bytes in one folder name (ext4, APFS, NTFS)
+
+# %% ../nbs/14_store.ipynb #a7e1c0d1
+def entry_key(name:str,          # an entry's name or backbone
+              what:str='name',   # what it is, for messages
+             )->str:             # one folder name
+    "`name` as one folder name, reversibly (see `key_name`): `%XX` for every byte of a character not in [A-Za-z0-9._-]."
+    if not isinstance(name, str): raise StoreError(f"{what} {name!r} of type {type(name).__name__}; expected a string")
+    if name in ('', '.', '..') or any(c in name for c in '/\\\0'):
+        raise StoreError(f"{what} {name!r} cannot be a store key; expected a non-empty name without '/', '\\' or NUL, other than '.' and '..'")
+    key = ''.join(c if c in _KEY_CHARS else ''.join(f'%{b:02X}' for b in c.encode('utf-8')) for c in name)
+    key = '%2E' + key[1:] if key.startswith('.') else key
+    if len(key) > NAME_MAX:
+        raise StoreError(f"{what} {name[:40]!r}... ({len(name)} characters) is {len(key)} bytes as a folder name; the limit is {NAME_MAX}")
+    return key
+
+def key_name(key:str)->str|None:
+    "The name `entry_key` encoded as `key`, or None if `key` is no such encoding."
+    try: name = urllib.parse.unquote(key, errors='strict')
+    except UnicodeDecodeError: return None
+    try: return name if entry_key(name) == key else None
+    except StoreError: return None
+
 # %% ../nbs/14_store.ipynb #c335e5a6
+def _check_root(r:Path)->Path:
+    if r.exists() and not r.is_dir(): raise StoreError(f"{r}: the store root is a file; expected a folder (see GEOTTER_STORE)")
+    return r
+
 def entry_dir(name:str,                 # task name, e.g. 'cifar10' or 'wordnet-nouns'
               backbone:str,             # backbone name; 'ViT-B/32' and 'ViT-B-32' are the same entry
               root:str|Path|None=None,  # store root (see `store_root`)
              )->Path:
-    "The directory of the store entry for `name` embedded with `backbone`."
-    return store_root(root) / slug(name) / slug(getattr(backbone, 'name', backbone))
+    "The directory of the store entry for `name` embedded with `backbone`; `StoreError` for a name that cannot be a key."
+    bb = getattr(backbone, 'name', backbone)
+    bb = bb.replace('/', '-') if isinstance(bb, str) else bb
+    return _check_root(store_root(root)) / entry_key(name) / entry_key(bb, 'backbone')
 
 # %% ../nbs/14_store.ipynb #d92ecabe
 _SCRATCH = re.compile(r'^\.(?P<name>.+)~(?P<host>[^~]+)~(?P<pid>\d+)~[0-9a-f]{8}\.(?P<kind>tmp|new|old)$')
@@ -155,16 +186,31 @@ def _write_array(d:Path, k:str, a:np.ndarray)->dict:
     return dict(file=f.name, sha256=file_sha256(f), shape=list(a.shape), dtype=str(a.dtype))
 
 # %% ../nbs/14_store.ipynb #5f9bba0f
+def _entry_path(path)->Path:
+    "`path` made absolute without resolving links (so `a/../b` is `b`); `StoreError` if it ends in '..'."
+    if Path(path).name in ('', '..'): raise StoreError(f"{path}: not an entry folder (it ends in '..' or is a root)")
+    return Path(os.path.abspath(path))
+
+def _key(path:Path)->list: return [path.parent.name, path.name]
+
+def _other_key(path:Path):
+    "The key of the entry already in `path` if it was written under another one (e.g. another case), else None."
+    try: k = json.loads((path / 'manifest.json').read_text()).get('key')
+    except (OSError, ValueError, AttributeError): return None
+    return k if isinstance(k, list) and k != _key(path) else None
+
+# %% ../nbs/14_store.ipynb #a7e1c0d3
 def write_entry(path:str|Path,     # entry directory
                 arrays:dict,       # name -> numpy array, written as <name>.npy
-                manifest:dict,     # JSON-serialisable metadata; 'format', 'files' and 'checksum' are added
+                manifest:dict,     # JSON-serialisable metadata; 'format', 'files', 'key', 'write_id' and 'checksum' are added
                )->dict:            # the manifest as written
     "Write a store entry beside `path` (arrays, then the checksummed manifest) and swap it in at the end."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True); clean_stale(path.parent)
+    path = _entry_path(path); path.parent.mkdir(parents=True, exist_ok=True); clean_stale(path.parent)
+    if (k := _other_key(path)): raise StoreError(f"{path}: holds the entry {'/'.join(k)} (a file system that ignores case?); use another name")
     stage = scratch_path(path, 'new'); stage.mkdir()
     try:
         files = {k: _write_array(stage, k, np.asarray(a)) for k, a in arrays.items()}
-        m = json.loads(json.dumps(dict(manifest, format='geotter-embeddings', format_version=FORMAT_VERSION, files=files)))
+        m = json.loads(json.dumps(dict(manifest, format='geotter-embeddings', format_version=FORMAT_VERSION, files=files, key=_key(path), write_id=uuid.uuid4().hex)))
         m['checksum'] = manifest_checksum(m)
         save_json(stage / 'manifest.json', m)
         swap_in(stage, path)
@@ -192,37 +238,84 @@ def _check_manifest(mf:Path, m)->dict:
     if m.get('checksum') != want:
         raise StoreError(f"{mf}: manifest checksum mismatch: the manifest was edited or corrupted since it was written "
                          f"(delete {mf.parent} and extract again)")
+    if 'key' in m and m['key'] != _key(mf.parent):
+        raise StoreError(f"{mf}: the entry was written as {'/'.join(map(str, m['key']))}, not {'/'.join(_key(mf.parent))} "
+                         "(a renamed folder, or a file system that ignores case); write it again under this name")
     if v == 1: warnings.warn(f"{mf}: format_version 1: the checksum covers the files, not the metadata; extract again to upgrade")
     return m
 
 # %% ../nbs/14_store.ipynb #80f3b67e
+def _parse_manifest(mf:Path, raw:bytes|None)->dict:
+    if raw is None: raise StoreError(f"{mf}: no manifest, so no complete store entry here{_partial_note(mf.parent)}")
+    try: m = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise StoreError(f"{mf}: corrupted or unreadable manifest ({type(e).__name__}: {e})") from e
+    return _check_manifest(mf, m)
+
+def _manifest_bytes(path:Path)->bytes|None:
+    "The bytes of the entry's manifest (unique to each write: see `write_id`), or None where there is none."
+    try: return (path / 'manifest.json').read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError): return None
+    except OSError as e: raise StoreError(f"{path / 'manifest.json'}: unreadable ({e.strerror})") from None
+
 def read_manifest(path:str|Path)->dict:
     "The manifest of the complete store entry in `path`, checked; `StoreError` naming the file otherwise."
-    path = Path(path); mf = path / 'manifest.json'
-    if not mf.exists():
-        raise StoreError(f"{mf}: no manifest, so no complete store entry here{_partial_note(path)}")
-    return _check_manifest(mf, read_json(mf, 'manifest'))
+    path = _entry_path(path)
+    return _parse_manifest(path / 'manifest.json', _manifest_bytes(path))
 
 # %% ../nbs/14_store.ipynb #e3a34c98
+def _sha256_of(fh)->str:
+    h = hashlib.sha256()
+    for block in iter(lambda: fh.read(1 << 20), b''): h.update(block)
+    return h.hexdigest()
+
 def _load_checked(path:Path, rec:dict, verify:bool)->np.ndarray:
+    "One array of an entry, read through one open file (so the bytes hashed are the bytes loaded), checked."
     f = path / rec['file']
-    if not f.exists(): raise StoreError(f"{f}: missing; the entry is incomplete (delete {path} and extract again)")
-    if verify and (h := file_sha256(f)) != rec['sha256']:
-        raise StoreError(f"{f}: checksum mismatch (sha256 {h[:12]}..., manifest {rec['sha256'][:12]}...): "
-                         f"the file is corrupted or changed since extraction")
-    try: a = np.load(f, allow_pickle=False)
-    except Exception as e: raise StoreError(f"{f}: cannot be read as a .npy array ({e})") from e
+    if not f.is_file(): raise StoreError(f"{f}: {'not a file' if f.exists() else 'missing'}; the entry is incomplete (delete {path} and extract again)")
+    try:
+        with open(f, 'rb') as fh:
+            if verify and (h := _sha256_of(fh)) != rec['sha256']:
+                raise StoreError(f"{f}: checksum mismatch (sha256 {h[:12]}..., manifest {rec['sha256'][:12]}...): "
+                                 f"the file is corrupted or changed since extraction")
+            fh.seek(0); a = np.load(fh, allow_pickle=False)
+    except StoreError: raise
+    except Exception as e: raise StoreError(f"{f}: cannot be read as a .npy array ({type(e).__name__}: {e})") from e
     if list(a.shape) != rec['shape'] or str(a.dtype) != rec['dtype']:
         raise StoreError(f"{f}: shape {list(a.shape)} {a.dtype}; manifest says {rec['shape']} {rec['dtype']}")
     return a
 
 # %% ../nbs/14_store.ipynb #e7bfac9a
+READ_PATIENCE = 10.0    # seconds a reader keeps reading again while another process rewrites the entry
+
+def _rewriting(path:Path)->bool:
+    "Whether a live writer is staging a new entry for `path` or retiring its old one."
+    try: return any(p.name.startswith(f'.{path.name}~') and not is_stale(p) for p in path.parent.iterdir())
+    except OSError: return False
+
+def _read_once(path:Path, verify:bool)->tuple:
+    "(arrays, manifest, whether the manifest is still the one read first) of one pass over the entry."
+    raw = _manifest_bytes(path)
+    m = _parse_manifest(path / 'manifest.json', raw)
+    arrays = {k: _load_checked(path, rec, verify) for k, rec in m['files'].items()}
+    return arrays, m, _manifest_bytes(path) == raw
+
+# %% ../nbs/14_store.ipynb #a7e1c0d4
 def read_entry(path:str|Path,      # entry directory
                verify:bool=True,   # check every file's SHA-256 against the manifest
               )->tuple:            # (arrays dict, manifest dict)
-    "The arrays and manifest of a complete store entry, checked against the manifest."
-    path = Path(path); m = read_manifest(path)
-    return {k: _load_checked(path, rec, verify) for k, rec in m['files'].items()}, m
+    "The arrays and manifest of a complete store entry, checked; read again while another process rewrites it."
+    path, deadline, wait = _entry_path(path), time.monotonic() + READ_PATIENCE, 0.002
+    while True:
+        raw = _manifest_bytes(path)
+        try:
+            arrays, m, same = _read_once(path, verify)
+            if same: return arrays, m
+        except StoreError:
+            if (_manifest_bytes(path) == raw and not _rewriting(path)) or time.monotonic() > deadline: raise
+        if time.monotonic() > deadline:
+            raise StoreError(f"{path}: rewritten by another process all through {READ_PATIENCE:g} s of reading; read it again later")
+        time.sleep(wait); wait = min(2 * wait, 0.1)
 
 # %% ../nbs/14_store.ipynb #9a4fcf50
 def run_key(settings:dict)->str:
@@ -285,8 +378,8 @@ PartialRun.load = _load
 
 # %% ../nbs/14_store.ipynb #9472af38
 def list_entries(root:str|Path|None=None)->list:
-    "(name, backbone, complete) for every entry directory in the store."
-    r = store_root(root)
+    "(name, backbone, complete) for every entry in the store, names as given to `entry_dir`."
+    r = _check_root(store_root(root))
     if not r.exists(): return []
-    return [(d.parent.name, d.name, (d / 'manifest.json').exists()) for d in sorted(r.glob('*/*'))
-            if d.is_dir() and not d.name.startswith('.')]
+    keys = [(key_name(d.parent.name), key_name(d.name), d) for d in sorted(r.glob('*/*')) if d.is_dir()]
+    return [(n, b, (d / 'manifest.json').is_file()) for n, b, d in keys if n is not None and b is not None]

@@ -1,10 +1,15 @@
-"""Property tests of the embedding store (`geotter.store`): what is written is what is read back, and
-every change to an entry or a partial run after it was written is either refused or changes nothing.
+"""Property tests of the embedding store (`geotter.store`): what is written is what is read back, under its own
+name and no other; every change to an entry or a partial run after it was written is either refused or changes
+nothing; a reader running while another process rewrites an entry returns the old or the new entry, whole.
 
 The profile (40 derandomized examples) is the shared one in tests/conftest.py."""
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +17,8 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from geotter.store import StoreError, open_run, read_entry, write_entry
+import geotter.store
+from geotter.store import StoreError, entry_dir, entry_key, key_name, list_entries, open_run, read_entry, write_entry
 
 _SHM = '/dev/shm' if Path('/dev/shm').is_dir() else None   # memory-backed where available: fsync costs nothing there
 
@@ -83,3 +89,68 @@ def test_misplaced_batches_are_refused(n, batch_size, data):
             else:
                 with pytest.raises(StoreError, match=f'not batch {b} '):
                     run.load(b, s, t)
+
+
+_names = st.text(max_size=12) | st.sampled_from(['日本', '中文', 'café', 'caf', 'a b', 'a-b', 'a%20b', '.', '..', '', '../../etc/x',
+                                                   'x' * 300, 'ViT-B/32', '.hidden', 'a\\b', 'a\x00b', 'CIFAR10', 'cifar10'])
+
+
+@given(a=_names, b=_names)
+def test_keys_are_injective_and_stay_inside_the_root(a, b):
+    "Different names get different folders, each name comes back from its folder, and no folder leaves <root>/<name>/."
+    root = Path('/store')
+    try: ka, da = entry_key(a), entry_dir(a, 'bb', root)
+    except StoreError as e:
+        assert a in ('', '.', '..') or any(c in a for c in '/\\\0') or 'the limit is 255' in str(e), (a, e)
+        return
+    assert key_name(ka) == a and da.parent.parent == root and da.parent.name == ka and '..' not in da.parts
+    assert not ka.startswith('.') and len(ka.encode()) <= 255
+    try: kb = entry_key(b)
+    except StoreError: return
+    assert (ka == kb) == (a == b)
+
+
+@given(names=st.lists(_names, min_size=1, max_size=4, unique=True))
+def test_entries_round_trip_under_their_own_names(names):
+    "Each entry is listed under the name it was written with and read back under it; a name never written finds nothing."
+    with tempfile.TemporaryDirectory(dir=_SHM) as d:
+        root = Path(d) / 'store'
+        ok = []
+        for i, name in enumerate(names):
+            try: e = entry_dir(name, 'bb', root)
+            except StoreError: continue
+            write_entry(e, dict(X=np.full(3, i)), dict(name=name)); ok.append(name)
+        assert sorted(n for n, b, done in list_entries(root)) == sorted(ok)
+        for name in ok: assert read_entry(entry_dir(name, 'bb', root))[1]['name'] == name
+        for other in ('中文', 'caf', 'a-b', 'zz'):
+            if other not in ok:
+                with pytest.raises(StoreError, match='no manifest'): read_entry(entry_dir(other, 'bb', root))
+        assert [p.name for p in Path(d).iterdir()] == (['store'] if ok else [])     # nothing outside the root
+
+
+_WRITER = """
+import sys, time, numpy as np
+sys.path.insert(0, sys.argv[2]); from store import write_entry    # geotter/store.py alone: starts fast
+t_end, i = time.time() + float(sys.argv[3]), 0
+while time.time() < t_end:
+    v = i % 2 + 1
+    write_entry(sys.argv[1], dict(X=np.full((300, 64), v, np.float32), labels=np.arange(300) + v), dict(v=v)); i += 1
+print(i)
+"""
+
+@pytest.mark.parametrize('verify', [True, False])
+def test_reader_sees_the_old_or_the_new_entry_during_rewrites(verify):
+    "A reader in one process, a writer rewriting the entry (two versions in turn) in another: every read is one whole version."
+    with tempfile.TemporaryDirectory(dir=_SHM) as d:
+        e = Path(d) / 'task' / 'bb'
+        write_entry(e, dict(X=np.zeros((300, 64), np.float32), labels=np.arange(300)), dict(v=0))
+        w = subprocess.Popen([sys.executable, '-c', _WRITER, str(e), str(Path(geotter.store.__file__).parent), '2'],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        seen = {0: 0, 1: 0, 2: 0}
+        while w.poll() is None:
+            arrays, m = read_entry(e, verify=verify)
+            v = m['v']; seen[v] += 1
+            assert (arrays['X'] == v).all() and (arrays['labels'] == np.arange(300) + v).all(), f"a read mixed versions: {m}"
+        out, err = w.communicate()
+        assert w.returncode == 0, err
+        assert int(out) >= 20 and seen[1] + seen[2] >= 20, (out, seen)     # many rewrites, many reads during them
