@@ -4,15 +4,18 @@
 
 # %% ../nbs/24_cli.ipynb #a304baf0
 from __future__ import annotations
-import argparse, ast, importlib, importlib.util, math, os, sys
+import argparse, ast, functools, importlib, importlib.util, math, os, sys
 from pathlib import Path
 
 import numpy as np
 
+from .store import NAME_MAX, atomic_write, scratch_path
+
 # %% auto #0
-__all__ = ['LABEL_FORMATS', 'DEMO_TASKS', 'RESULTS_HELP', 'GEOTTER_METHODS', 'EXPERIMENTS', 'TABLES', 'module_constant',
-           'UsageError', 'check_number', 'check_output_file', 'check_output_dir', 'load_array', 'normalise_prior',
-           'load_demo_task', 'results_dir', 'imbalance', 'task_summary', 'plot_results', 'demo_tables', 'demo',
+__all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
+           'GEOTTER_METHODS', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES', 'module_constant', 'UsageError',
+           'check_number', 'check_output_file', 'check_output_dir', 'load_array', 'normalise_prior', 'load_demo_task',
+           'results_dir', 'imbalance', 'task_summary', 'plot_results', 'demo_tables', 'demo_estimate', 'demo',
            'check_option', 'check_adapt_inputs', 'save_labels', 'adapt_files', 'resolve_tasks', 'run_experiment',
            'experiment_tables', 'check_extract', 'main']
 
@@ -23,11 +26,14 @@ def _literal(node):
         return {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
     return ast.literal_eval(node)
 
+@functools.lru_cache(maxsize=None)
+def _module_ast(module:str)->ast.Module:
+    "The parsed source of `module` (parsed once per process: the help and every check read several constants)."
+    return ast.parse(Path(importlib.util.find_spec(module).origin).read_text(encoding='utf-8'))
+
 def _source_constant(module:str, name:str, depth:int=0):
     "`module.name` from the module's source (assignments, `from x import name`, `from x import *`)."
-    spec = importlib.util.find_spec(module)
-    tree = ast.parse(Path(spec.origin).read_text(encoding='utf-8'))
-    for node in reversed(tree.body):
+    for node in reversed(_module_ast(module).body):
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             return _literal(node.value)
         if isinstance(node, ast.ImportFrom) and depth < 4 and any(a.name in (name, '*') for a in node.names):
@@ -73,45 +79,91 @@ def check_number(value,                # the value given
 # %% ../nbs/24_cli.ipynb #c06d585f
 LABEL_FORMATS = ('.npy', '.txt', '.csv')
 
-def check_output_file(path, name:str='--out', suffixes=LABEL_FORMATS)->Path:
-    "`path` as a `Path` if a file with one of `suffixes` can be written there, else `UsageError`."
-    p = Path(path)
-    if p.is_dir(): raise UsageError(f"{name} {path}: is a folder; expected a file name ending in {', '.join(suffixes)}")
+def _shown(path)->str:
+    "`path` for a one-line message (a very long one shortened in the middle)."
+    s = str(path); return s if len(s) <= 90 else f"{s[:50]}...{s[-30:]} ({len(s)} characters)"
+
+def _too_long(p:Path)->str|None:
+    "Why `p` cannot be a path here (a name over NAME_MAX bytes), or None."
+    n = max((len(os.fsencode(c)) for c in p.parts), default=0)
+    return f"a name of {n} bytes in this path; file systems allow {NAME_MAX}" if n > NAME_MAX else None
+
+def _probe(folder:Path, name:str, path):
+    "Create and remove a scratch file in `folder`, or `UsageError` saying why nothing can be written there."
+    try: s = scratch_path(folder / 'probe'); s.touch(exist_ok=False); s.unlink()
+    except OSError as e: raise UsageError(f"{name} {_shown(path)}: cannot write in {_shown(folder)} ({e.strerror})") from None
+
+# %% ../nbs/24_cli.ipynb #a7c1d001
+def _is_input(real:Path, inputs:dict)->str|None:
+    "The option whose file `real` is, if any (paths compared after resolving links and `..`)."
+    return next((flag for flag, f in inputs.items() if f is not None and Path(os.path.realpath(f)) == real), None)
+
+def check_output_file(path, name:str='--out', suffixes=LABEL_FORMATS,
+                      inputs:dict|None=None)->Path: # option -> input file, never to be written
+    "`path` as a `Path` if a file with one of `suffixes` can be written there and it is none of `inputs`, else `UsageError`."
+    p = Path(path); real = Path(os.path.realpath(p))
+    if why := _too_long(p): raise UsageError(f"{name} {_shown(path)}: {why}")
+    if p.is_symlink() and not real.exists():
+        raise UsageError(f"{name} {path}: a symbolic link to {os.readlink(p)}, which does not exist; not followed (give another name)")
+    if flag := _is_input(real, inputs or {}): raise UsageError(f"{name} {path}: is the {flag} file; inputs are never overwritten, give another name")
+    if real.is_dir(): raise UsageError(f"{name} {path}: is a folder; expected a file name ending in {', '.join(suffixes)}")
     if p.suffix.lower() not in suffixes: raise UsageError(f"{name} {path}: expected a file name ending in {', '.join(suffixes)}")
-    if not p.parent.is_dir(): raise UsageError(f"{name} {path}: the folder {p.parent} does not exist")
-    existed = p.exists()
-    try:
-        with open(p, 'ab'): pass
-    except OSError as e: raise UsageError(f"{name} {path}: cannot write there ({e.strerror})") from None
-    if not existed: p.unlink()
+    if not real.parent.is_dir():
+        raise UsageError(f"{name} {path}: the folder {p.parent} {'is a file' if real.parent.exists() else 'does not exist'}")
+    if real.exists() and not os.access(real, os.W_OK): raise UsageError(f"{name} {path}: the file is read-only")
+    _probe(real.parent, name, path)
     return p
 
+# %% ../nbs/24_cli.ipynb #a7c1d002
 def check_output_dir(path, name:str='--out')->Path:
-    "`path` as a `Path` to a folder that exists or could be created and written, else `UsageError`."
+    "`path` as a `Path` to a folder that exists or could be created, and can be written, else `UsageError`."
     p = Path(path)
+    if why := _too_long(p): raise UsageError(f"{name} {_shown(path)}: {why}")
     if p.exists() and not p.is_dir(): raise UsageError(f"{name} {path}: is a file; expected a folder")
     q = p
     while not q.exists(): q = q.parent
-    if not q.is_dir() or not os.access(q, os.W_OK | os.X_OK): raise UsageError(f"{name} {path}: cannot create or write {q}")
+    if not q.is_dir(): raise UsageError(f"{name} {path}: cannot create it, {q} is a file")
+    _probe(q, name, path)
     return p
 
 # %% ../nbs/24_cli.ipynb #0fb34f96
+INPUT_FORMATS = ('.npy', '.txt', '.csv')
+
+def _input_file(path, name:str)->Path:
+    "`path` as a `Path` to a non-empty file with a supported suffix, else `UsageError`."
+    p = Path(path)
+    if why := _too_long(p): raise UsageError(f"{name} {_shown(path)}: {why}")
+    if not p.exists(): raise UsageError(f"{name} {path}: no such file")
+    if p.is_dir(): raise UsageError(f"{name} {path}: is a folder; expected a .npy, .txt or .csv file")
+    if p.suffix.lower() not in INPUT_FORMATS:
+        raise UsageError(f"{name} {path}: unsupported file type {p.suffix or '(none)'!r}; expected .npy, .txt or .csv")
+    if p.stat().st_size == 0: raise UsageError(f"{name} {path}: the file is empty")
+    return p
+
+def _read_npy(p:Path, name:str)->np.ndarray:
+    "The array of the .npy file `p`, its header checked against the file's size before the data are read."
+    fmt = np.lib.format
+    with open(p, 'rb') as fh:
+        if fh.read(4) == b'PK\x03\x04': raise UsageError(f"{name} {p}: an .npz archive (numpy.savez), not a .npy array; save one array with numpy.save")
+        fh.seek(0); version = fmt.read_magic(fh)
+        shape, _, dtype = (fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0)(fh)
+        need, have = math.prod(shape) * dtype.itemsize, p.stat().st_size - fh.tell()
+        if need > have: raise UsageError(f"{name} {p}: its header says shape {shape} {dtype} ({need:,} bytes) but the file holds {have:,}")
+        fh.seek(0); return np.load(fh, allow_pickle=False)
+
+# %% ../nbs/24_cli.ipynb #a7c1d004
 def load_array(path,               # a .npy, .txt or .csv file
                name:str,           # option name used in messages, e.g. '--embeddings'
                ndim:int|None=None, # required number of dimensions
               )->np.ndarray:
     "The float array stored in `path`, or `UsageError` saying why it cannot be read."
-    p = Path(path)
-    if not p.exists(): raise UsageError(f"{name} {path}: no such file")
-    if p.is_dir(): raise UsageError(f"{name} {path}: is a folder; expected a .npy, .txt or .csv file")
-    if p.suffix.lower() not in ('.npy', '.txt', '.csv'):
-        raise UsageError(f"{name} {path}: unsupported file type {p.suffix or '(none)'!r}; expected .npy, .txt or .csv")
-    if p.stat().st_size == 0: raise UsageError(f"{name} {path}: the file is empty")
+    p = _input_file(path, name)
     try:
-        a = np.load(p, allow_pickle=False) if p.suffix.lower() == '.npy' else \
+        a = _read_npy(p, name) if p.suffix.lower() == '.npy' else \
             np.loadtxt(p, delimiter=',' if p.suffix.lower() == '.csv' else None, ndmin=ndim or 0)
         a = np.asarray(a, dtype=np.float64) if a.dtype.kind in 'biuf' else None
     except (ValueError, OSError, EOFError, UnicodeDecodeError) as e:
+        if isinstance(e, UsageError): raise
         raise UsageError(f"{name} {path}: not a readable {p.suffix} array ({type(e).__name__}: {str(e)[:80]})") from None
     if a is None: raise UsageError(f"{name} {path}: holds no numbers; expected a numeric array")
     if ndim is not None and a.ndim != ndim: raise UsageError(f"{name} {path}: has shape {a.shape}; expected {ndim} dimensions")
@@ -120,17 +172,21 @@ def load_array(path,               # a .npy, .txt or .csv file
     return a
 
 # %% ../nbs/24_cli.ipynb #72e83eb5
+PRIOR_ROUNDING = 1e-3     # how far from 1 the sum of a prior given as probabilities may be (rounded text)
+
 def normalise_prior(p:np.ndarray,   # (m,) probabilities or counts
                     m:int,          # number of classes
                     name:str='--prior',
                    )->tuple:        # (prior summing to 1, note for the user or None)
-    "The prior `p` on the simplex, and a note if it had to be normalised."
+    "The prior `p` on the simplex, and a note if it had to be normalised; `UsageError` unless probabilities or counts."
     if p.ndim != 1 or len(p) != m: raise UsageError(f"{name}: has shape {p.shape}; expected ({m},), one entry per class")
     if (p < 0).any(): raise UsageError(f"{name}: has negative entries (min {p.min():.3g}); expected counts or probabilities >= 0")
     s = p.sum()
     if s <= 0: raise UsageError(f"{name}: sums to 0; expected counts or probabilities with a positive sum")
     if abs(s - 1) <= 1e-6: return p / s, None
-    return p / s, f"{name} sums to {s:.6g}; taken as counts and normalised to sum to 1"
+    if abs(s - 1) <= PRIOR_ROUNDING: return p / s, f"{name} sums to {s:.6g}; taken as rounded probabilities and normalised"
+    if (p == np.round(p)).all(): return p / s, f"{name} holds whole numbers summing to {s:g}; taken as class counts and normalised"
+    raise UsageError(f"{name}: sums to {s:.6g} and holds fractions: neither probabilities (sum 1) nor class counts (whole numbers)")
 
 # %% ../nbs/24_cli.ipynb #fd9b34bf
 DEMO_TASKS = ('wordnet-sample', 'synthetic')
@@ -182,6 +238,41 @@ def demo_tables(results, methods=None)->str:
     return '\n\n'.join(f"{title}\n\n{table1(results, metric, methods).round(2).to_markdown()}" for metric, title in
                         [('accuracy', 'Accuracy (%)'), ('balanced_accuracy', 'Balanced accuracy (%)')])
 
+_DEMO_CPU = {   # task -> method -> CPU seconds, bench/results/demo_time.csv (python bench/demo_time.py)
+    'wordnet-sample': {'zs': 0.1, 'pm': 17.0, 'otter': 0.5, 'fpm': 215.0, 'sinkhorn': 38.2, 'transclip-zs': 4.0, 'zlap': 2.2, 'geotter-nolr': 4.1, 'geotter': 1.9, 'multi-geotter': 1.9},
+    'synthetic': {'zs': 0.1, 'pm': 7.1, 'otter': 0.1, 'fpm': 39.6, 'sinkhorn': 7.7, 'transclip-zs': 4.8, 'zlap': 1.6, 'geotter-nolr': 2.2, 'geotter': 1.7, 'multi-geotter': 1.4},
+}
+DEMO_CPU_SECONDS = {(t, m): s for t, d in _DEMO_CPU.items() for m, s in d.items()}
+
+def demo_estimate(tasks, methods)->str:
+    "How long the demo's jobs take, in words, from `DEMO_CPU_SECONDS` (jobs not measured are left out of the sum)."
+    known = [DEMO_CPU_SECONDS[t, m] for t in tasks for m in methods if (t, m) in DEMO_CPU_SECONDS]
+    n, s = len(tasks) * len(methods), sum(known)
+    when = f"about {s / 60:.0f} min" if s >= 90 else f"about {max(s, 1):.0f} s"
+    return (f"{n} jobs ({len(methods)} methods x {len(tasks)} tasks): {when} of CPU time"
+            + (f" for the {len(known)} measured" if len(known) < n else '') + " (bench/demo_time.py)")
+
+# %% ../nbs/24_cli.ipynb #a7c1d005
+def _tick(bar, stop):
+    "Redraw `bar` every second (its clock moves during a long job) until `stop` is set."
+    while not stop.wait(1): bar.refresh()
+
+def _run_jobs(loaded, methods, progress:bool):
+    "`run_benchmark` one job at a time, under a bar that names the job running and whose clock ticks every second."
+    import threading, pandas as pd
+    from tqdm.auto import tqdm
+    from geotter.experiments import run_benchmark, COLUMN_LABELS
+    bar, stop = tqdm(total=len(loaded) * len(methods), desc='demo', disable=not progress), threading.Event()
+    ticker = threading.Thread(target=_tick, args=(bar, stop), daemon=True); ticker.start()
+    try:
+        frames = []
+        for t in loaded:
+            for m in methods:
+                bar.set_postfix_str(f"{t.name}: {COLUMN_LABELS.get(m, m)}"); frames.append(run_benchmark([t], (m,), progress=False)); bar.update()
+    finally: stop.set(); ticker.join(); bar.close()
+    return pd.concat(frames, ignore_index=True)
+
+# %% ../nbs/24_cli.ipynb #a7c1d006
 def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
          out:str|None=None,           # folder for results.csv, table1.md and demo.png (default: `results_dir('demo')`)
          seed:int=0,                  # seed of the synthetic task
@@ -189,12 +280,13 @@ def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
          progress:bool=True,
         ):                            # the results, one row per task and method
     "Run the methods on the tasks, print Table 1 in Markdown, save the tables and a figure."
-    from geotter.experiments import run_benchmark, TABLE1_METHODS
+    from geotter.experiments import TABLE1_METHODS
     out, methods = check_output_dir(results_dir('demo') if out is None else out), tuple(TABLE1_METHODS if methods is None else methods)
     loaded = [load_demo_task(t, seed) for t in tasks]
     out.mkdir(parents=True, exist_ok=True)
     for t in loaded: print(task_summary(t))
-    res = run_benchmark(loaded, methods, progress=progress)
+    print(demo_estimate(tasks, methods), flush=True)
+    res = _run_jobs(loaded, methods, progress)
     res.to_csv(out / 'results.csv', index=False)
     tables = demo_tables(res, methods)
     (out / 'table1.md').write_text(tables + '\n')
@@ -242,6 +334,18 @@ def _shape_checks(X, Y, L):
     if X is not None and L is not None and L.shape != (len(X), len(Y)):
         raise UsageError(f"--logits has shape {L.shape}; expected ({len(X)}, {len(Y)}) from --embeddings and --classes")
 
+def _method_options(method:str, options:dict)->dict:
+    "The options given (not None), each checked against `_options`: known, used by `method`, in range."
+    known, given = _options(), {k: v for k, v in options.items() if v is not None}
+    for k, v in given.items():
+        if k not in known: raise UsageError(f"unknown option {k!r}; expected one of {', '.join(known)}")
+        typ, auto, users, _ = known[k]
+        flag = '--' + k.replace('_', '-')
+        if method not in users: raise UsageError(f"{flag} is not used by --method {method}; it is used by {', '.join(users)}")
+        if typ is not str: given[k] = check_option(k, v)
+    return given
+
+# %% ../nbs/24_cli.ipynb #a7c1d003
 def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior='uniform', method='geotter', out='labels.npy',
                        **options)->dict:
     "Check the arguments of `geotter adapt` and load its arrays: X, Y, logits, prior, note, out, method options."
@@ -250,30 +354,24 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior='unifor
     if (embeddings is None) != (classes is None): raise UsageError("--embeddings and --classes go together; give both")
     if logits is None and (embeddings is None or classes is None):
         raise UsageError("give --embeddings and --classes, or --logits (or all three)")
-    known, given = _options(), {k: v for k, v in options.items() if v is not None}
-    for k, v in given.items():
-        if k not in known: raise UsageError(f"unknown option {k!r}; expected one of {', '.join(known)}")
-        typ, auto, users, _ = known[k]
-        flag = '--' + k.replace('_', '-')
-        if method not in users: raise UsageError(f"{flag} is not used by --method {method}; it is used by {', '.join(users)}")
-        if typ is not str: given[k] = check_option(k, v)
-    out = check_output_file(out)
-    X = load_array(embeddings, '--embeddings', 2) if embeddings is not None else None
-    Y = load_array(classes, '--classes', 2) if classes is not None else None
-    L = load_array(logits, '--logits', 2) if logits is not None else None
+    given, uniform = _method_options(method, options), prior in (None, 'uniform')
+    out = check_output_file(out, inputs={'--embeddings': embeddings, '--classes': classes, '--logits': logits,
+                                         '--prior': None if uniform else prior})
+    X, Y, L = (load_array(f, flag, 2) if f is not None else None
+               for f, flag in ((embeddings, '--embeddings'), (classes, '--classes'), (logits, '--logits')))
     _shape_checks(X, Y, L)
     m, n = (len(Y) if Y is not None else L.shape[1]), (len(X) if X is not None else len(L))
     if given.get('k', 0) >= n: raise UsageError(f"--k {given['k']}: expected fewer neighbours than the {n} samples")
-    nu, note = (np.full(m, 1 / m), None) if prior in (None, 'uniform') else normalise_prior(load_array(prior, '--prior'), m)
+    nu, note = (np.full(m, 1 / m), None) if uniform else normalise_prior(load_array(prior, '--prior'), m)
     return dict(X=X, Y=Y, logits=L, prior=nu, note=note, out=out, method=method, options=given)
 
 # %% ../nbs/24_cli.ipynb #071fc7dc
 def save_labels(labels, path)->Path:
-    "Write `labels` to exactly `path`: `.npy` with `numpy.save`, `.txt`/`.csv` one integer per line."
-    p = Path(path)
-    with open(p, 'wb') as f:
-        if p.suffix.lower() == '.npy': np.save(f, np.asarray(labels))
-        else: np.savetxt(f, np.asarray(labels), fmt='%d')
+    "Write `labels` to exactly `path`, atomically (a link: to its target): `.npy` with `numpy.save`, `.txt`/`.csv` one integer per line."
+    p, y = Path(path), np.asarray(labels)
+    real = Path(os.path.realpath(p))
+    if p.is_symlink() and not real.exists(): raise UsageError(f"--out {path}: a symbolic link to {os.readlink(p)}, which does not exist")
+    atomic_write(real, (lambda f: np.save(f, y)) if p.suffix.lower() == '.npy' else (lambda f: np.savetxt(f, y, fmt='%d')))
     return p
 
 def adapt_files(embeddings=None, classes=None, logits=None, prior='uniform', method='geotter', out='labels.npy', **options):
@@ -300,6 +398,12 @@ def _run_adapt(a:dict)->np.ndarray:
 EXPERIMENTS = {'table1': 'geotter.experiments:run_table1', 'lodo': 'geotter.experiments:run_lodo',
                'ablations': 'geotter.experiments:run_ablations', 'label-free': 'geotter.experiments:run_label_free',
                'noise': 'geotter.robustness:run_noise', 'prior': 'geotter.robustness:run_prior_sensitivity'}
+EXPERIMENT_HELP = {'table1': 'Table 1: accuracy and balanced accuracy under the LODO protocol, per backbone (App. C.1)',
+                   'lodo': 'the 48-configuration grid and its leave-one-dataset-out selection (Sec. 5.1)',
+                   'ablations': 'CF/GS on/off, beta/k/alpha sweeps, Multi-GeoTTER steps (App. C.2)',
+                   'label-free': 'prior estimators (TV error) and label-free GeoTTER (Sec. 4.3)',
+                   'noise': 'gNoise and lNoise sweeps (Sec. 5.4, App. C.3)',
+                   'prior': 'accuracy against the TV error of the prior given'}
 TABLES = {'table1': 'Accuracy (%)', 'balanced': 'Balanced accuracy (%)', 'cfgs': 'CF/GS ablation', 'gap': 'GeoTTER - OTTER (points)',
           'priors': 'Prior estimation (TV error)', 'accuracy': 'Accuracy (%)'}
 
@@ -310,18 +414,19 @@ def _experiment(name:str):
 
 def resolve_tasks(names=None,          # task names given by the user, or None for the experiment's defaults
                   default=(),          # the experiment's default task names
-                  log=print,           # where skip messages go
+                  log=print,           # where the one line naming the skipped tasks goes
                   flag:str='--tasks',  # option name used in messages
                  )->list:              # Task objects, and 'synthetic' as a name (the experiment seeds it)
-    "The tasks to run: given names must all load; unavailable default tasks are skipped with the full reason."
+    "The tasks to run: given names must all load; unavailable default tasks are skipped, named in one line."
     from geotter.data import load_task
-    out = []
+    out, skipped = [], []
     for name in (default if names is None else names):
         if not isinstance(name, str) or name == 'synthetic': out.append(name); continue
         try: out.append(load_task(name))
         except (FileNotFoundError, ValueError, KeyError) as e:
             if names is not None: raise UsageError(f"{flag} {name}: cannot load this task: {e}") from None
-            log(f"skipping {name!r}: {e}")
+            skipped.append(name)
+    if skipped: log(f"skipping {len(skipped)} default tasks whose data are not found: {', '.join(skipped)} ({flag} NAME says why)")
     if not out: raise UsageError("no task available here; give --tasks (e.g. --tasks synthetic wordnet-sample)")
     return out
 
@@ -373,11 +478,12 @@ def _arg(check):
 # %% ../nbs/24_cli.ipynb #fc5085dc
 def _add_adapt(sub, methods):
     a = sub.add_parser('adapt', help='adapt your own embeddings or logits', formatter_class=_Help,
-                       description='Predicted labels of one method for your arrays (.npy, .txt or .csv files).')
+                       description='Predicted labels of one method for your arrays (.npy, .txt or .csv files), written to --out '
+                       '(never one of the input files). Example: geotter adapt --embeddings X.npy --classes Y.npy --prior prior.txt --out labels.npy')
     a.add_argument('--embeddings', help='(n, d) sample embeddings'); a.add_argument('--classes', help='(m, d) class embeddings')
     a.add_argument('--logits', help='(n, m) zero-shot logits: alone, or with embeddings (then they replace cos/T)')
-    a.add_argument('--prior', default='uniform', help="(m,) target prior, probabilities or counts (file), or 'uniform'")
-    a.add_argument('--method', default='geotter', choices=methods, help='the method')
+    a.add_argument('--prior', default='uniform', help="(m,) target prior: a file of probabilities (sum 1) or of class counts (whole numbers), or 'uniform'")
+    a.add_argument('--method', default='geotter', choices=methods, help='the method (zs: zero-shot; pm, fpm: prior matching; otter, sinkhorn: OT; geotter, multi-geotter; transclip-zs, zlap: peers without prior)')
     a.add_argument('--out', default='labels.npy', help='labels file: .npy, .txt or .csv (one label per line)')
     for opt, (typ, auto, _, hlp) in _options().items():
         flag = '--' + opt.replace('_', '-')
@@ -387,49 +493,74 @@ def _add_adapt(sub, methods):
 
 # %% ../nbs/24_cli.ipynb #6a4ab3ec
 def _add_demo(sub, methods):
-    d = sub.add_parser('demo', help='every method on tasks that ship with the package', formatter_class=_Help)
-    d.add_argument('--task', nargs='+', default=list(DEMO_TASKS), help='task names')
+    minutes = sum(DEMO_CPU_SECONDS.values()) / 60
+    d = sub.add_parser('demo', help='every method on tasks that ship with the package', formatter_class=_Help,
+                       description="Score every Table 1 method on the WordNet sample shipped with the package and on the synthetic "
+                       "long-tail task (true label ratio as prior); print the accuracy tables in Markdown and save results.csv, "
+                       f"table1.md and demo.png. Needs no download. The default run takes about {minutes:.0f} minutes of CPU time "
+                       "(bench/demo_time.py); the command says how long before it starts.")
+    d.add_argument('--task', nargs='+', default=list(DEMO_TASKS), help='task names: wordnet-sample, synthetic, or a store entry or logit task')
     d.add_argument('--out', help=f"output folder (default: {RESULTS_HELP.format('demo')})")
     d.add_argument('--seed', type=_arg(lambda s: check_number(s, '--seed', int, low=0)), default=0, help='seed of the synthetic task')
     d.add_argument('--methods', nargs='+', default=None, choices=list(methods) + ['geotter-nolr'],
                    help='methods (default: every Table 1 method, GeoTTER without label ratio included)')
 
-def _add_others(sub):
-    x = sub.add_parser('experiments', help="the paper's experiments", formatter_class=_Help)
-    x.add_argument('experiment', choices=list(EXPERIMENTS), help='which table or figure to reproduce')
-    x.add_argument('--tasks', nargs='+', help='task names (default: every default task available here)')
+def _add_experiments(sub):
+    x = sub.add_parser('experiments', help="the paper's experiments", formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Reproduce one of the paper's tables from the tasks whose data are found\n"
+                       "(results are cached in --out, so an interrupted run resumes):\n" + '\n'.join(f"  {k:11s} {v}" for k, v in EXPERIMENT_HELP.items()))
+    x.add_argument('experiment', choices=list(EXPERIMENTS), help='which table or figure to reproduce (see above)')
+    x.add_argument('--tasks', nargs='+', help='task names (default: every default task whose data are found)')
     x.add_argument('--out', help=f"output folder, also the resumable cache (default: {RESULTS_HELP.format('experiments')})")
     x.add_argument('--fast', action='store_true', help='small subsamples and one seed (a quick check)')
-    x.add_argument('--n-jobs', type=_arg(lambda s: check_number(s, '--n-jobs', int, low=-1)), default=1, help='joblib workers (-1: all cores)')
-    e = sub.add_parser('extract', help='embed a dataset with a backbone into the embedding store', formatter_class=_Help)
+    x.add_argument('--n-jobs', type=_arg(lambda s: check_number(s, '--n-jobs', int, low=-1)), default=1, help='joblib workers (-1: all cores; default: 1)')
+
+# %% ../nbs/24_cli.ipynb #a7c1d007
+def _add_extract(sub):
+    e = sub.add_parser('extract', help='embed a dataset with a backbone into the embedding store', formatter_class=_Help,
+                       description="Embed a registered dataset with a backbone into the embedding store (resumable: run it again "
+                       "after an interruption). CLIP backbones need open_clip_torch, text backbones sentence-transformers, image "
+                       "datasets torchvision.")
     e.add_argument('dataset', help="registry name, e.g. cifar10, eurosat, wordnet-nouns")
-    e.add_argument('backbone', nargs='?', default='ViT-B-16', help="RN50, RN101, ViT-B-32, ViT-B-16, ViT-L-14, all-MiniLM-L6-v2, st:<id>")
+    e.add_argument('backbone', nargs='?', default='ViT-B-16', help="RN50, RN101, ViT-B-32, ViT-B-16, ViT-L-14, all-MiniLM-L6-v2, st:<id> (default: ViT-B-16)")
     e.add_argument('--root', help='data root (default $GEOTTER_DATA or ~/data)')
     e.add_argument('--store', help='store root (default $GEOTTER_STORE, else $GEOTTER_DATA/store)')
-    e.add_argument('--templates', default='single', choices=['single', 'ensemble'], help='prompt templates')
+    e.add_argument('--templates', default='single', choices=['single', 'ensemble'], help='prompt templates: the first of CLIP\'s, or all of them averaged')
     e.add_argument('--name', help='entry name (default: the dataset name)')
     e.add_argument('--device', default='cpu', help='torch device')
     e.add_argument('--batch-size', type=_arg(lambda s: check_number(s, '--batch-size', int, low=1)), default=256, help='images per batch')
     e.add_argument('--num-workers', type=_arg(lambda s: check_number(s, '--num-workers', int, low=0)), default=0, help='data-loader workers')
-    e.add_argument('--download', action='store_true', help='download the dataset if missing'); e.add_argument('--overwrite', action='store_true')
-
+    e.add_argument('--download', action='store_true', help='download the dataset if missing')
+    e.add_argument('--overwrite', action='store_true', help='replace an existing entry, and a partial run made with other settings, instead of refusing')
 
 def _parser()->argparse.ArgumentParser:
-    p = _Parser(prog='geotter', description='Test-time label-distribution adaptation of zero-shot classifiers.')
-    sub = p.add_subparsers(dest='command', required=True)
+    p = _Parser(prog='geotter', description='Test-time label-distribution adaptation of zero-shot classifiers (GeoTTER, OTTER and peers).',
+                epilog="Start with `geotter demo`; `geotter COMMAND --help` shows a command's options. Results go under "
+                       "$GEOTTER_RESULTS (default ./geotter_results), data and the embedding store under $GEOTTER_DATA (default ~/data).")
+    sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
     methods = list(module_constant('geotter.method', 'METHODS'))
-    _add_demo(sub, methods); _add_adapt(sub, methods); _add_others(sub)
+    _add_demo(sub, methods); _add_adapt(sub, methods); _add_experiments(sub); _add_extract(sub)
     return p
 
 # %% ../nbs/24_cli.ipynb #d5cc8e23
+_LIBRARIES = {'open_clip': ('open_clip', 'open_clip_torch'), 'sentence-transformers': ('sentence_transformers', 'sentence-transformers'),
+              'image': ('torchvision', 'torchvision')}
+
+def _needs(what:str, kind:str):
+    "`UsageError` if the library that `kind` (a backbone family or 'image') needs is not installed (nothing imported)."
+    module, pip = _LIBRARIES[kind]
+    if importlib.util.find_spec(module) is None: raise UsageError(f"{what} needs {pip}, which is not installed: pip install {pip}")
+
 def check_extract(dataset:str, backbone:str, store=None):
-    "Refuse an unknown dataset or backbone, and an unusable store folder, before any model is loaded."
+    "Refuse an unknown dataset or backbone, a missing library and an unusable store folder, before any model is loaded."
     from geotter import data
     if dataset in data.DATASET_PROVIDERS: importlib.import_module(data.DATASET_PROVIDERS[dataset])   # e.g. the WordNet tasks
     if dataset not in data.DATASETS:
         raise UsageError(f"dataset {dataset!r}: unknown; expected one of {', '.join(sorted(data.DATASETS))}")
-    try: data.get_backbone(backbone)
+    try: bb = data.get_backbone(backbone)
     except ValueError as e: raise UsageError(f"backbone {backbone!r}: {str(e).split(';', 1)[-1].strip()}") from None
+    _needs(f"backbone {bb.name}", bb.family)
+    if data.DATASETS[dataset].modality == 'image' and data.DATASETS[dataset].source.startswith('torchvision'): _needs(f"dataset {dataset}", 'image')
     if store is not None: check_output_dir(store, '--store')
 
 # %% ../nbs/24_cli.ipynb #0087c775
@@ -466,6 +597,9 @@ def main(argv=None):
                          args.batch_size, args.num_workers, args.download, overwrite=args.overwrite)
     except ValueError as e:     # UsageError, and the library's checks of the data (they name the argument)
         print(f"geotter {args.command}: error: {e}", file=sys.stderr); sys.exit(2)
+    except ModuleNotFoundError as e:       # an optional library the command needs (a missing part of geotter is a bug: raised)
+        if (e.name or 'geotter').split('.')[0] == 'geotter': raise
+        print(f"geotter {args.command}: error: it needs the Python package {e.name!r}, which is not installed", file=sys.stderr); sys.exit(2)
 
 # %% ../nbs/24_cli.ipynb #e725a7d8
 #| eval: false

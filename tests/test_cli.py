@@ -2,7 +2,7 @@
 or in a subprocess where the point is what gets imported. A user error must end with exit status 2 and
 one line on stderr (no traceback) before any computation, and the command must write exactly the path
 it prints."""
-import subprocess, sys
+import os, subprocess, sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,10 @@ def files(tmp_path_factory):
     np.savez(d / 'X.npz', X=X); (d / 'X.pt').write_bytes(b'PK\x03\x04not a numpy file'); (d / 'empty.npy').write_bytes(b'')
     (d / 'X.bin').write_bytes(X.tobytes()); (d / 'bin.txt').write_bytes(bytes(range(256)))
     (d / 'afile').write_text('not a folder')
+    np.savetxt(d / 'p891.txt', [0.3, 0.3, 0.2, 0.091])
+    np.savez(d / 'X.npz', X=X); (d / 'npz.npy').write_bytes((d / 'X.npz').read_bytes())
+    with open(d / 'huge.npy', 'wb') as fh:     # a header claiming 2**40 x 4 float64 (32 TiB) over 64 bytes of data
+        np.lib.format.write_array_header_1_0(fh, dict(descr='<f8', fortran_order=False, shape=(2**40, 4))); fh.write(bytes(64))
     return d
 
 def run(capsys, *argv):
@@ -122,6 +126,13 @@ def _bad_cases(f):
         (['adapt', '--embeddings', f / 'X.npy'], ['--classes']),
         (['adapt'], ['--logits']),
         (adapt(f, '--prior', f / 'Y.npy'), ['--prior']),
+        (adapt(f, '--prior', f / 'p891.txt'), ['--prior', 'sums to 0.891', 'neither probabilities']),
+        (['adapt', '--embeddings', f / 'npz.npy', '--classes', f / 'Y.npy'], ['--embeddings', 'an .npz archive']),
+        (['adapt', '--embeddings', f / 'huge.npy', '--classes', f / 'Y.npy'], ['--embeddings', 'its header says shape (1099511627776, 4)']),
+        (['adapt', '--embeddings', f / ('x' * 300 + '.npy'), '--classes', f / 'Y.npy'], ['--embeddings', 'a name of 304 bytes']),
+        (adapt(f, '--out', f / ('x' * 300 + '.npy')), ['--out', 'a name of 304 bytes']),
+        (['demo', '--out', '/proc/geotter-demo'], ['--out', 'cannot write in /proc']),          # unwritable, even for root
+        (['experiments', 'noise', '--out', '/proc/geotter-exp'], ['--out', 'cannot write in /proc']),
         (adapt(f, '--method', 'otter', '--beta', 0.5), ['--beta', 'otter']),
         (adapt(f, '--k', 0), ['--k']), (adapt(f, '--k', N), ['--k', 'fewer neighbours']), (adapt(f, '--steps', 1.5), ['--steps']),
         (adapt(f, '--reg', -1), ['--reg']), (adapt(f, '--method', 'nope'), ['--method']),
@@ -171,14 +182,17 @@ def test_experiment_prints_its_tables(files, capsys, monkeypatch):
     assert code == 0, err
     assert 'Accuracy (%)' in out and 'Balanced accuracy (%)' in out and '| synthetic |   50 |        60 |' in out, out
 
-def test_skip_message_is_whole(monkeypatch, capsys):
-    "An unavailable default task is skipped with its full reason (it used to be cut at 160 characters)."
+def test_skipped_tasks_in_one_short_line(monkeypatch, capsys):
+    "Unavailable default tasks are named in one short line; asked for by name, a task's full reason is the error."
     import geotter.data
     reason = 'the logit file is missing: ' + 'x' * 300 + ' END'
     def load_task(name, **kw): raise FileNotFoundError(reason)
     monkeypatch.setattr(geotter.data, 'load_task', load_task)
-    got = cli.resolve_tasks(None, ('cifar10-clip', 'synthetic'), log=print)
-    assert got == ['synthetic'] and reason in capsys.readouterr().out
+    names = ('cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2', 'cifar10-biomedclip', 'wordnet-nouns')
+    got = cli.resolve_tasks(None, names + ('synthetic',), log=print)
+    out = capsys.readouterr().out
+    assert got == ['synthetic'] and out.count('\n') == 1 and len(out) < 200 and all(n in out for n in names), out
+    with pytest.raises(cli.UsageError, match='END'): cli.resolve_tasks(['cifar10-clip'])
 
 def test_demo_header_markdown_and_results_root(files, capsys, monkeypatch):
     "The demo says how imbalanced each task is, prints Markdown tables, and writes under $GEOTTER_RESULTS/demo."
@@ -187,6 +201,8 @@ def test_demo_header_markdown_and_results_root(files, capsys, monkeypatch):
     assert code == 0, err
     assert 'imbalance: the largest class is' in out and 'max/min' not in out
     assert '| task' in out and 'Balanced accuracy (%)' in out
+    assert '2 jobs (2 methods x 1 tasks): about' in out and 'bench/demo_time.py' in out    # the expected time, said first
+    assert out.index('2 jobs') < out.index('| task')
     assert (files / 'results' / 'demo' / 'table1.md').read_text().startswith('Accuracy (%)')
     assert str(files / 'results' / 'demo' / 'table1.md') in out
 
@@ -201,3 +217,99 @@ def test_faiss_build(tmp_path, monkeypatch):
         warnings.simplefilter('error'); assert geotter.faiss_build() == 'cpu'
     monkeypatch.setattr(sys, 'path', [str(tmp_path / 'nowhere')])
     assert geotter.faiss_build() == 'none'
+
+
+# --- outputs never touch inputs -------------------------------------------------------------------------
+
+def _spellings(f, name):
+    "Four spellings of the file `name` in `f`: as is, through sub/.., relative to the working folder, through a link."
+    (f / 'sub').mkdir(exist_ok=True)
+    link = f / f'link-{name}'
+    if not link.is_symlink(): os.symlink(f / name, link)
+    return {'plain': f / name, 'sub/..': f / 'sub' / '..' / name, 'relative': os.path.relpath(f / name), 'symlink': link}
+
+@pytest.mark.parametrize('flag, name', [('--embeddings', 'X.npy'), ('--classes', 'Y.npy'), ('--prior', 'prior.txt')])
+@pytest.mark.parametrize('spelling', ['plain', 'sub/..', 'relative', 'symlink'])
+def test_out_is_never_an_input(files, capsys, flag, name, spelling):
+    "--out naming an input file, however spelled, is refused before any work; the input is unchanged."
+    out = _spellings(files, name)[spelling]
+    before = (files / name).read_bytes()
+    code, _, err = run(capsys, *adapt(files, '--prior', files / 'prior.txt', '--out', out))
+    assert_usage_error(code, err, '--out', f'is the {flag} file')
+    assert (files / name).read_bytes() == before and (files / f'link-{name}').is_symlink()
+
+def test_dangling_link_is_not_followed(files, capsys):
+    "A dangling link as --out is refused: nothing is created at its target and the link stays."
+    target = files / 'elsewhere' / 'labels.npy'; target.parent.mkdir(exist_ok=True)
+    link = files / 'dangling.npy'
+    if not link.is_symlink(): os.symlink(target, link)
+    code, _, err = run(capsys, *adapt(files, '--out', link))
+    assert_usage_error(code, err, '--out', 'which does not exist; not followed')
+    assert link.is_symlink() and not target.exists() and list(target.parent.iterdir()) == []
+
+def test_live_link_is_written_through(files, capsys):
+    "A link to an existing file (not an input) as --out: the file it points to gets the labels, the link stays a link."
+    target = files / 'target.npy'; np.save(target, np.zeros(3)); link = files / 'live.npy'
+    if not link.is_symlink(): os.symlink(target, link)
+    code, out, err = run(capsys, *adapt(files, '--out', link))
+    assert code == 0, err
+    assert link.is_symlink() and np.load(target).shape == (N,)
+
+def test_write_is_atomic(files, capsys, monkeypatch):
+    "A write that fails half way leaves the old labels file whole and no temporary file beside it."
+    p = files / 'atomic' / 'labels.npy'; p.parent.mkdir(exist_ok=True); np.save(p, np.arange(3))
+    def broken(f, a, *args, **kw): f.write(b'\x93NUMPY half'); raise OSError(28, 'No space left on device')
+    monkeypatch.setattr(cli.np, 'save', broken)
+    with pytest.raises(OSError, match='No space left'): cli.save_labels(np.zeros(N, dtype=int), p)
+    monkeypatch.undo()
+    assert np.load(p).tolist() == [0, 1, 2] and [q.name for q in p.parent.iterdir()] == ['labels.npy']
+
+# --- missing libraries, broken stores --------------------------------------------------------------------
+
+@pytest.mark.parametrize('argv, package', [(['extract', 'cifar10', 'ViT-B-16'], 'open_clip_torch'),
+                                           (['extract', 'wordnet-nouns', 'all-MiniLM-L6-v2'], 'sentence-transformers'),
+                                           (['extract', 'cifar10', 'RN50'], 'torchvision')])
+def test_extract_without_its_library(files, capsys, monkeypatch, argv, package):
+    "A backbone or dataset library that is not installed: one line naming the package to install, exit status 2."
+    import importlib.util
+    real = importlib.util.find_spec
+    missing = {'open_clip_torch': 'open_clip', 'sentence-transformers': 'sentence_transformers', 'torchvision': 'torchvision'}[package]
+    monkeypatch.setattr(importlib.util, 'find_spec', lambda name, *a: None if name == missing else real(name, *a))
+    code, _, err = run(capsys, *argv, '--store', files / 'xstore')
+    assert_usage_error(code, err, f'pip install {package}')
+
+def test_broken_stores(files, capsys, monkeypatch):
+    "A store root that is a file, and a store entry whose array is a folder: one line each, exit status 2."
+    from geotter.store import entry_dir, write_entry
+    monkeypatch.setenv('GEOTTER_STORE', str(files / 'afile'))
+    code, _, err = run(capsys, 'demo', '--task', 'mytask', '--out', files / 'd')
+    assert_usage_error(code, err, '--task mytask', 'the store root is a file')
+    code, _, err = run(capsys, 'experiments', 'noise', '--tasks', 'mytask', '--out', files / 'e')
+    assert_usage_error(code, err, 'the store root is a file')
+    store = files / 'store'
+    e = entry_dir('broken', 'bb', store)
+    write_entry(e, dict(X=np.ones((3, 2), np.float32), Y=np.ones((2, 2), np.float32), labels=np.arange(3)), dict(class_names=['a', 'b']))
+    (e / 'X.npy').unlink(); (e / 'X.npy').mkdir()
+    monkeypatch.setenv('GEOTTER_STORE', str(store))
+    code, _, err = run(capsys, 'demo', '--task', 'broken/bb', '--out', files / 'd')
+    assert_usage_error(code, err, '--task broken/bb', 'X.npy: not a file')
+    assert not (files / 'd').exists() and not (files / 'e').exists()
+
+# --- help: every command and option says what it does ------------------------------------------------------
+
+def test_every_command_and_option_has_help():
+    "The top level and each command have a description; every option and argument has a help text."
+    p = cli._parser()
+    assert p.description and p.epilog
+    sub = next(a for a in p._actions if isinstance(a, cli.argparse._SubParsersAction))
+    assert {c.dest for c in sub._choices_actions} == set(sub.choices) and all(c.help for c in sub._choices_actions)
+    for name, sp in sub.choices.items():
+        assert sp.description, name
+        for a in sp._actions:
+            assert a.help, (name, a.dest)
+
+def test_demo_estimate_is_the_benchmark():
+    "The demo's estimate is the committed measurement of bench/demo_time.py, job for job."
+    import csv
+    rows = list(csv.DictReader(open(Path(__file__).resolve().parents[1] / 'bench' / 'results' / 'demo_time.csv')))
+    assert {(r['task'], r['method']): round(float(r['cpu_s']), 1) for r in rows} == cli.DEMO_CPU_SECONDS

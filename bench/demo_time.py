@@ -1,0 +1,35 @@
+"""How long `geotter demo` takes, job by job (one job = one method on one task), as the command runs it.
+
+    python bench/demo_time.py        # bench/results/demo_time.csv: wall and CPU seconds per (task, method), and the total
+
+The demo's estimate printed up front (`geotter.cli.DEMO_CPU_SECONDS`) is the CPU time per job of this file;
+on an idle machine the wall time of a job is at most its CPU time (torch may use two threads), on a busy one it
+is longer. Nothing here is a test.
+"""
+import time, warnings
+from pathlib import Path
+
+import pandas as pd
+
+from geotter.cli import DEMO_TASKS, load_demo_task
+from geotter.experiments import TABLE1_METHODS, run_benchmark
+
+OUT = Path(__file__).resolve().parent / 'results'
+
+def main():
+    rows = []
+    for name in DEMO_TASKS:
+        task = load_demo_task(name)
+        for m in TABLE1_METHODS:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                t0, c0 = time.perf_counter(), time.process_time()
+                run_benchmark([task], (m,), progress=False)
+                rows.append(dict(task=name, method=m, wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0))
+            print(rows[-1], flush=True)
+    f = pd.DataFrame(rows)
+    f.to_csv(OUT / 'demo_time.csv', index=False, float_format='%.2f')
+    print(f.round(1).to_markdown(index=False))
+    print(f"total: wall {f.wall_s.sum():.0f} s, CPU {f.cpu_s.sum():.0f} s")
+
+if __name__ == '__main__': main()
