@@ -16,7 +16,7 @@ matrix; block-wise float32 logits round slightly differently, so objectives agre
 chunked exact OT, sparse smoothing; one row per step). The exact solvers get the same cost in the same run,
 so their ratios are like-for-like and their objectives must agree. The dense solvers run while the n x m
 float64 cost takes at most `--dense-max-gb` (default 1.6 GB, N = 200,000 at m = 1000). Wall time and the process's CPU time are both recorded
-(CPU time is the fairer measure on a shared machine for the single-threaded exact solvers; torch uses
+(CPU time leaves out the time other processes hold the cores, so it is the fairer measure for the single-threaded exact solvers; torch uses
 several threads, so its CPU time can exceed wall time). This is a benchmark, not a test: nothing is asserted.
 """
 from __future__ import annotations

@@ -3,11 +3,12 @@
 The modules are generated from the notebooks in `nbs/` by `nbdev_export`; this file only gathers
 their public names so that `from geotter import geotter, otter, ...` works. The names are loaded on
 first use (PEP 562), so that `import geotter.cli` (the `geotter` command) does not import PyTorch
-before it needs it.
+before it needs it; `dir(geotter)` (tab completion) lists them all the same, read from the modules'
+source without importing them.
 """
 __version__ = "0.1.0"
 
-import importlib
+import importlib as _importlib
 
 # module -> names taken from it (None: the module's `__all__`)
 _EXPORTS = {
@@ -26,7 +27,7 @@ def _find(m, name:str):
     "`m.name`, or the same name in the module it moved to."
     if hasattr(m, name): return getattr(m, name)
     for mod in _MOVED_TO:
-        try: return getattr(importlib.import_module(f'{__name__}.{mod}'), name)
+        try: return getattr(_importlib.import_module(f'{__name__}.{mod}'), name)
         except (ImportError, AttributeError): pass
     raise AttributeError(f"{m.__name__} has no attribute {name!r}")
 
@@ -37,7 +38,7 @@ def _load():
     global _loaded, __all__
     names = {}
     for mod, wanted in _EXPORTS.items():
-        m = importlib.import_module(f'{__name__}.{mod}')
+        m = _importlib.import_module(f'{__name__}.{mod}')
         for n in (getattr(m, '__all__', ()) if wanted is None else wanted): names[n] = _find(m, n)
     globals().update(names)
     __all__ = list(names)
@@ -50,7 +51,26 @@ def __getattr__(name:str):
         if name in globals(): return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-def __dir__(): return sorted(set(globals()) | (set(__all__) if _loaded else set()))
+_public = None
+
+def _source_all(mod:str)->list:
+    "The literal `__all__` of the module `mod`, read from its source (nothing imported)."
+    import ast
+    from importlib.util import find_spec
+    spec = find_spec(f'{__name__}.{mod}')
+    with open(spec.origin, encoding='utf-8') as f: tree = ast.parse(f.read())
+    return next((list(ast.literal_eval(n.value)) for n in tree.body if isinstance(n, ast.Assign)
+                 and any(getattr(t, 'id', None) == '__all__' for t in n.targets)), [])
+
+def _public_names()->list:
+    "Every name the package exports: those of `_EXPORTS`, `faiss_build` and `__version__` (from source, cached)."
+    global _public
+    if _public is None:
+        names = {n for mod, wanted in _EXPORTS.items() for n in (_source_all(mod) if wanted is None else wanted)}
+        _public = sorted(names | {'faiss_build', '__version__'})
+    return _public
+
+def __dir__(): return sorted(set(_public_names()) | (set(__all__) if _loaded else set()))
 
 def _faiss_dists()->list:
     "The faiss distributions installed on `sys.path` (from their .dist-info folders; cheap, nothing imported)."

@@ -90,7 +90,7 @@ def load_tasks(names=DEFAULT_TASKS,     # task names (see `geotter.data.load_tas
                verbose:bool=True,       # print, for each task not loaded, why
                skipped:dict|None=None,  # if given, filled with name -> reason for each task not loaded
               )->list:                  # Task objects
-    "Load tasks by name, skipping (with the reason) those whose data are not on this machine."
+    "Load tasks by name, skipping (with the reason) those whose data are not found."
     out = []
     for name in names:
         try: out += [name] if isinstance(name, Task) else _load_named(name, fast, synthetic_seeds)

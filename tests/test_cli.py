@@ -313,3 +313,11 @@ def test_demo_estimate_is_the_benchmark():
     import csv
     rows = list(csv.DictReader(open(Path(__file__).resolve().parents[1] / 'bench' / 'results' / 'demo_time.csv')))
     assert {(r['task'], r['method']): round(float(r['cpu_s']), 1) for r in rows} == cli.DEMO_CPU_SECONDS
+
+def test_dir_lists_the_public_names_without_torch():
+    "dir(geotter) (tab completion) lists every public name before first use, without importing PyTorch."
+    code = ("import sys, geotter\nbefore = set(dir(geotter)); torch = 'torch' in sys.modules\n"
+            "geotter.prepare\nprint(torch, before == set(geotter.__all__) | {'faiss_build', '__version__'}, "
+            "{'prepare', 'geotter', 'otter', 'kmeans', 'StreamingGeoTTER'} <= before, 'importlib' in before)")
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split() == ['False', 'True', 'True', 'False'], r.stdout + r.stderr
