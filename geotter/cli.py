@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .store import NAME_MAX, atomic_write, scratch_path
+from .store import NAME_MAX, STORE_ENV, atomic_write, scratch_path, store_root
 
 # %% auto #0
 __all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
@@ -561,7 +561,7 @@ def check_extract(dataset:str, backbone:str, store=None):
     except ValueError as e: raise UsageError(f"backbone {backbone!r}: {str(e).split(';', 1)[-1].strip()}") from None
     _needs(f"backbone {bb.name}", bb.family)
     if data.DATASETS[dataset].modality == 'image' and data.DATASETS[dataset].source.startswith('torchvision'): _needs(f"dataset {dataset}", 'image')
-    if store is not None: check_output_dir(store, '--store')
+    check_output_dir(store_root(store), '--store' if store is not None else f'the store root (${STORE_ENV} or $GEOTTER_DATA/store)')
 
 # %% ../nbs/24_cli.ipynb #0087c775
 def _adapt_main(args):

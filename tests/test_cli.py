@@ -286,6 +286,8 @@ def test_broken_stores(files, capsys, monkeypatch):
     assert_usage_error(code, err, '--task mytask', 'the store root is a file')
     code, _, err = run(capsys, 'experiments', 'noise', '--tasks', 'mytask', '--out', files / 'e')
     assert_usage_error(code, err, 'the store root is a file')
+    code, _, err = run(capsys, 'extract', 'cifar10', 'ViT-B-16')
+    assert_usage_error(code, err, 'the store root ($GEOTTER_STORE', 'afile: is a file')
     store = files / 'store'
     e = entry_dir('broken', 'bb', store)
     write_entry(e, dict(X=np.ones((3, 2), np.float32), Y=np.ones((2, 2), np.float32), labels=np.arange(3)), dict(class_names=['a', 'b']))
