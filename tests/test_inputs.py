@@ -142,6 +142,7 @@ def test_unusable_input_is_refused_in_one_line(entry, seed, data):
     assert not any(w in msg for w in _INTERNALS if w != 'torch.' or 'dtype torch.' not in msg), msg
 
 
+@pytest.mark.filterwarnings('ignore:Sparse CSR tensor support is in beta')
 @given(seed=st.integers(0, 2**16), kind=st.sampled_from(['csr', 'coo', 'torch coo', 'torch csr']))
 def test_sparse_scores_predict_like_dense(seed, kind):
     "`predict` is documented to take sparse plans: every sparse format gives the labels of the dense matrix."
