@@ -140,6 +140,7 @@ def _input_file(path, name:str)->Path:
     if p.stat().st_size == 0: raise UsageError(f"{name} {path}: the file is empty")
     return p
 
+# %% ../nbs/24_cli.ipynb #864092db
 def _read_npy(p:Path, name:str)->np.ndarray:
     "The array of the .npy file `p`, its header checked against the file's size before the data are read."
     fmt = np.lib.format
@@ -412,6 +413,7 @@ def _experiment(name:str):
     mod, fn = EXPERIMENTS[name].split(':')
     return getattr(importlib.import_module(mod), fn)
 
+# %% ../nbs/24_cli.ipynb #fbf3afc2
 def resolve_tasks(names=None,          # task names given by the user, or None for the experiment's defaults
                   default=(),          # the experiment's default task names
                   log=print,           # where the one line naming the skipped tasks goes
@@ -533,6 +535,7 @@ def _add_extract(sub):
     e.add_argument('--download', action='store_true', help='download the dataset if missing')
     e.add_argument('--overwrite', action='store_true', help='replace an existing entry, and a partial run made with other settings, instead of refusing')
 
+# %% ../nbs/24_cli.ipynb #4158e284
 def _parser()->argparse.ArgumentParser:
     p = _Parser(prog='geotter', description='Test-time label-distribution adaptation of zero-shot classifiers (GeoTTER, OTTER and peers).',
                 epilog="Start with `geotter demo`; `geotter COMMAND --help` shows a command's options. Results go under "

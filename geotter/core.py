@@ -72,6 +72,7 @@ def as_tensor(x,                     # numpy array, torch tensor, or nested list
     if dtype is None: dtype = t.dtype if t.dtype in (torch.float32, torch.float64) else torch.float64
     return t.to(device=device if device is not None else t.device, dtype=dtype).contiguous()
 
+# %% ../nbs/00_core.ipynb #264c42cb
 def like_input(t:torch.Tensor,       # result computed in torch
                ref,                  # the caller's input that decides the output type
               ):
