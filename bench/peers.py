@@ -1,6 +1,7 @@
 """StatA beside TransCLIP-ZS, ZLaP and zero-shot: accuracy on the dev tasks (full and on StatA's realistic batches), and speed.
 
-    python bench/peers.py accuracy [--batches 100]  # bench/results/peers_realistic.csv (+ peers_realistic_runs.csv.gz)
+    python bench/peers.py accuracy [--batches 100] [--large-batches 30]
+        # bench/results/peers_realistic.csv, peers_realistic_balanced.csv (+ every batch: peers_realistic_runs.csv.gz)
     python bench/peers.py speed                     # bench/results/peers_speed.csv: n x 397 x 512, one thread, side by side
 
 Tasks (each when its data are here): wordnet-sample, synthetic (`make_long_tail(seed=0)`), the four CIFAR-10 logit
@@ -18,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from geotter.core import accuracy, predict, zero_shot_logits
+from geotter.core import accuracy, balanced_accuracy, predict, zero_shot_logits
 from geotter.transductive import REALISTIC_SCENARIOS, realistic_batch, stata, transclip_zs, zlap
 
 OUT = Path(__file__).resolve().parent / 'results'
@@ -50,25 +51,27 @@ def load(names=TASKS)->dict:
     return out
 
 
-def accuracy_runs(n_batches:int=100, seed:int=0)->pd.DataFrame:
-    "One row per task, scenario, batch and method: the batch's size, classes present and accuracy (%)."
+def accuracy_runs(n_batches:int=100, n_large:int|None=None, seed:int=0)->pd.DataFrame:
+    "One row per task, scenario, batch and method (n_batches batches of 64, n_large of 1000): size, classes, accuracy, balanced (%)."
     rows = []
     for name, task in load().items():
         X, Y, L, y = task.X, task.Y, task.logits, task.labels
         for j, (scenario, spec) in enumerate(SCENARIOS):
             rng, t0 = np.random.default_rng([seed, j]), time.perf_counter()
-            for b in range(1 if spec is None else n_batches):
+            count = 1 if spec is None else n_large if spec[0] >= 1000 and n_large is not None else n_batches
+            for b in range(count):
                 i = np.arange(len(y)) if spec is None else realistic_batch(y, *spec, seed=rng)
                 for method, s in methods(None if X is None else X[i], Y, None if L is None else L[i]).items():
-                    rows.append(dict(task=name, scenario=scenario, batch=b, method=method, n=len(i),
-                                     classes=len(np.unique(y[i])), acc=100 * accuracy(y[i], predict(s))))
+                    p = np.asarray(predict(s))
+                    rows.append(dict(task=name, scenario=scenario, batch=b, method=method, n=len(i), classes=len(np.unique(y[i])),
+                                     acc=100 * accuracy(y[i], p), bal=100 * balanced_accuracy(y[i], p)))
             print(f"{name} {scenario}: {time.perf_counter() - t0:.0f}s", flush=True)
     return pd.DataFrame(rows)
 
 
-def summary(runs:pd.DataFrame)->pd.DataFrame:
-    "Mean accuracy (%) per task, scenario and method, in the order run, with the number of batches."
-    t = runs.pivot_table(index=['task', 'scenario'], columns='method', values='acc', aggfunc='mean', sort=False)
+def summary(runs:pd.DataFrame, value:str='acc')->pd.DataFrame:
+    "Mean accuracy (`value`='acc') or balanced accuracy ('bal'), %, per task, scenario and method, with the number of batches."
+    t = runs.pivot_table(index=['task', 'scenario'], columns='method', values=value, aggfunc='mean', sort=False)
     t['batches'] = runs[runs.method == 'zs'].groupby(['task', 'scenario'], sort=False).size()
     return t.round(2).reset_index()
 
@@ -98,12 +101,14 @@ if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('what', choices=['accuracy', 'speed'])
     p.add_argument('--batches', type=int, default=100, help='realistic batches per scenario')
+    p.add_argument('--large-batches', type=int, default=None, help='realistic batches per B=1000 scenario (default: --batches)')
     a = p.parse_args()
     OUT.mkdir(exist_ok=True)
     if a.what == 'accuracy':
-        runs = accuracy_runs(a.batches)
+        runs = accuracy_runs(a.batches, a.large_batches)
         runs.to_csv(OUT / 'peers_realistic_runs.csv.gz', index=False)
         out = summary(runs); out.to_csv(OUT / 'peers_realistic.csv', index=False)
+        summary(runs, 'bal').to_csv(OUT / 'peers_realistic_balanced.csv', index=False)
     else:
         out = speed(); out.to_csv(OUT / 'peers_speed.csv', index=False)
     print(out.to_string(index=False))
