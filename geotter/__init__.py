@@ -13,7 +13,7 @@ import importlib as _importlib
 # module -> names taken from it (None: the module's `__all__`)
 _EXPORTS = {
     'core': None, 'baselines': None, 'transport': None, 'graph': None, 'cluster': None, 'method': None, 'synthetic': None,
-    'transductive': ('transclip_zs', 'zlap'), 'priors': None,
+    'transductive': ('transclip_zs', 'zlap', 'stata'), 'priors': None,
     'data': ('load_task', 'load_embeddings', 'extract'),
     'marginals': ('marginal_errors', 'prior_at_tv', 'partial_batches'),
     'calibration': ('posteriors', 'expected_calibration_error', 'calibration_scores', 'reliability_diagram', 'class_duals'),

@@ -1,18 +1,23 @@
-"""Property-based tests of the transductive baselines (`geotter.transductive`): TransCLIP-ZS and ZLaP.
+"""Property-based tests of the transductive baselines (`geotter.transductive`): TransCLIP-ZS, ZLaP and StatA.
 
 For any small batch of embeddings (including zero and constant dimensions and duplicated samples),
-both methods return finite class probabilities (rows on the simplex) of the input's type, are
-equivariant to a relabelling of the samples, and reject bad arguments with an error that names them.
+every method returns finite class probabilities (rows on the simplex) of the input's type, is
+equivariant to a relabelling of the samples, and rejects bad arguments with an error that names them.
+StatA also keeps them on batches of any size and class content (n = 1, n = 2, n < m, one class), never
+increases its objective in its exact form, and keeps the classes predicted for no sample at their anchors.
 """
+import math
+
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, strategies as st
 
 from geotter.core import predict
-from geotter.transductive import transclip_zs, zlap, zlap_graph, normalized_adjacency
+from geotter.transductive import transclip_zs, zlap, zlap_graph, normalized_adjacency, stata
+from geotter.transductive import _affinity, _anchor_variance, _inputs, _stata_run, _variance_floor
 
-METHODS = {'transclip-zs': transclip_zs, 'zlap': zlap}
+METHODS = {'transclip-zs': transclip_zs, 'zlap': zlap, 'stata': stata}
 pytestmark = pytest.mark.filterwarnings('ignore:.*no path to a class node')   # expected on batches with isolated samples
 
 @pytest.fixture(autouse=True, scope='module')
@@ -106,7 +111,13 @@ BAD = [('transclip-zs', dict(k=0), 'k=0'), ('transclip-zs', dict(lam=-0.5), 'lam
        ('transclip-zs', dict(n_confident=0), 'n_confident=0'), ('transclip-zs', dict(var_floor=-1.0), 'var_floor=-1.0'),
        ('transclip-zs', dict(logits=np.zeros((3, 2))), 'logits has 3 rows'),
        ('zlap', dict(k=0), 'k=0'), ('zlap', dict(alpha=1.0), 'alpha=1.0'), ('zlap', dict(alpha=-0.1), 'alpha=-0.1'),
-       ('zlap', dict(gamma=0.0), 'gamma=0.0'), ('zlap', dict(tol=0.0), 'tol=0.0'), ('zlap', dict(max_iter=0), 'max_iter=0')]
+       ('zlap', dict(gamma=0.0), 'gamma=0.0'), ('zlap', dict(tol=0.0), 'tol=0.0'), ('zlap', dict(max_iter=0), 'max_iter=0'),
+       ('stata', dict(k=0), 'k=0'), ('stata', dict(alpha=-1.0), 'alpha=-1.0'), ('stata', dict(alpha=math.nan), 'alpha=nan'),
+       ('stata', dict(lam=-0.5), 'lam=-0.5'), ('stata', dict(laplacian=-1.0), 'laplacian=-1.0'),
+       ('stata', dict(temperature=0.0), 'temperature=0.0'), ('stata', dict(max_iter=-1), 'max_iter=-1'),
+       ('stata', dict(z_iter=0), 'z_iter=0'), ('stata', dict(var_floor=0.0), 'var_floor=0.0'),
+       ('stata', dict(soft_counts='yes'), "soft_counts='yes'"), ('stata', dict(normalize_means=1), 'normalize_means=1'),
+       ('stata', dict(logits=np.zeros((3, 2))), 'logits has 3 rows')]
 
 @pytest.mark.parametrize('name,kw,msg', BAD)
 def test_bad_arguments_are_named(name, kw, msg):
@@ -129,3 +140,53 @@ def test_bad_inputs_are_named(name, n, bad):
     if bad == 'strings': Y, msg = Y.astype(str), 'Y has dtype <U'
     with pytest.raises((ValueError, TypeError), match=msg):
         METHODS[name](X, Y, k=k)
+
+
+# ---------------------------------------------------------------------------------------------------- StatA
+@st.composite
+def any_batches(draw):
+    "A seeded batch of any size and class content: n from 1, m up to 8, samples from 1 to m classes, optional duplicates."
+    n, m, d = draw(st.integers(1, 12)), draw(st.integers(1, 8)), draw(st.integers(1, 6))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    Y = rng.normal(size=(m, d))
+    present = rng.choice(m, size=draw(st.integers(1, m)), replace=False)
+    X = Y[rng.choice(present, size=n)] * draw(st.floats(0.0, 3.0)) + draw(st.floats(0.0, 1.0)) * rng.normal(size=(n, d))
+    X[np.linalg.norm(X, axis=1) == 0, 0] = 1.0                       # an all-zero row is invalid input, tested elsewhere
+    if n > 1 and draw(st.booleans()): X[1] = X[0]
+    return X, Y
+
+@given(batch=any_batches(), soft=st.booleans(), alpha=st.sampled_from([0.0, 1.0, 1e6, math.inf]))
+def test_stata_any_batch(batch, soft, alpha):
+    "StatA's default k adapts to n: finite rows on the simplex for n = 1, n = 2, n < m, one class, alpha from 0 to inf."
+    X, Y = batch
+    _is_probability(stata(X, Y, soft_counts=soft, alpha=alpha), len(X), len(Y))
+
+@given(batch=batches(max_n=16), seed=st.integers(0, 1000))
+def test_stata_objective_never_increases(batch, seed):
+    "With soft counts and the exact mean step, no block step (each z-update included) increases StatA's objective."
+    X, Y = batch
+    F, T, _ = _inputs(X + 1e-3 * np.random.default_rng(seed).normal(size=X.shape), Y)
+    log_yhat = torch.log_softmax(F @ T.T / 0.1, 1)
+    n = F.shape[0]
+    idx, w = torch.arange(n).repeat(n, 1), F @ F.T                        # the PSD Gram affinity: the z-step majorizes
+    trace = []
+    _stata_run(F, T, log_yhat, idx, w, alpha=1.0, lam=1.0, laplacian=1.0, max_iter=5, z_iter=1, soft_counts=True,
+               normalize_means=False, var_floor=1e-3, trace=trace)
+    vals = np.array([v for _, v in trace])
+    assert np.isfinite(vals).all()
+    assert (np.diff(vals) <= 1e-9 * max(1.0, np.abs(vals).max())).all(), np.diff(vals).max()
+
+@given(batch=any_batches())
+def test_stata_unpredicted_classes_keep_their_anchor(batch):
+    "With the default hard counts, every class predicted for no sample ends at its anchor: mean t_c and variance sigma_0^2, exactly."
+    X, Y = batch
+    F, T, _ = _inputs(X, Y)
+    log_yhat = torch.log_softmax(F @ T.T / 0.01, 1)
+    idx, w = _affinity(F, min(3, len(F) - 1)) if len(F) > 1 else (torch.zeros((1, 0), dtype=torch.int64), F.new_zeros((1, 0)))
+    run = lambda rounds: _stata_run(F, T, log_yhat, idx, w, alpha=1.0, lam=1.0, laplacian=1.0, max_iter=rounds, z_iter=5,
+                                    soft_counts=False, normalize_means=True, var_floor=1e-3)
+    z_last, _, _ = run(2)                  # the assignments the third (last) parameter step of run(3) counts from
+    _, mu, var = run(3)
+    none = torch.bincount(z_last.argmax(1), minlength=len(T)) == 0
+    var0 = _anchor_variance(F, T, log_yhat.exp(), _variance_floor(F, 1e-3)[0])
+    assert torch.equal(mu[none], T[none]) and torch.equal(var[none], var0.expand_as(var)[none])
