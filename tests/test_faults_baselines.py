@@ -45,11 +45,13 @@ def fenchel_fixed_point(S, nu, lam, iters=200):
 def attainable(L, nu, seed, kind, lam=0.0):
     "A target prior that weights w* > 0 reach exactly (paper-form PM and FPM match only such priors); nu's zeros kept."
     s = nu > 0
-    w = np.exp(np.random.default_rng(seed).normal(scale=0.3, size=s.sum()))
-    if kind == 'paper': t = softmax(w * softmax(L)[:, s] / 0.1).mean(0)
+    rng = np.random.default_rng(seed)
+    if kind == 'paper':
+        w = np.exp(rng.normal(scale=0.3, size=s.sum())); t = softmax(w * softmax(L)[:, s] / 0.1).mean(0)
     else:                                                                       # FPM: nu enters its own fixed point
-        t = nu[s]
-        for _ in range(30 if lam else 1): t = fenchel_fixed_point(w * L[:, s], t, lam, 100).mean(0)
+        w = np.exp(rng.normal(scale=0.03, size=s.sum()))                     # w multiplies logits of ~25: small moves
+        t = softmax(w * L[:, s]).mean(0)
+        for _ in range(10 if lam else 0): t = fenchel_fixed_point(w * L[:, s], t, lam, 100).mean(0)
     out = np.zeros_like(nu); out[s] = t / t.sum()
     return out
 
