@@ -13,7 +13,7 @@ import torch
 from .core import Array, check_choice, check_int, check_matrix, check_prior, check_scalar, check_temperature, like_input
 
 # %% auto #0
-__all__ = ['zero_shot', 'prior_matching', 'fenchel_prior_matching']
+__all__ = ['zero_shot', 'prior_shift', 'prior_matching', 'fenchel_prior_matching']
 
 # %% ../nbs/01_baselines.ipynb #bacbafc2
 def zero_shot(logits:Array,          # (n, m) zero-shot logits θ (CLIP: cos/0.01)
@@ -42,6 +42,7 @@ def _lbfgs(fun,            # v (m,) -> (loss, grad (m,), err) float64 tensors
            max_iter:int, tol:float,
            caller:str,     # public function named in the warning
            hint:str='a prior with zero or tiny entries is only matched in the limit',
+           warn:bool=True, # warn if `tol` is not reached
           )->torch.Tensor: # (m,) final v
     "Minimize `fun` by L-BFGS until `err <= tol`; warns if `max_iter` is reached or the search stalls."
     v = v0.clone().requires_grad_(True)
@@ -62,23 +63,121 @@ def _lbfgs(fun,            # v (m,) -> (loss, grad (m,), err) float64 tensors
         if err < best: best, best_v = err, v.detach().clone()
         hist.append(best.item())                 # no progress over 50 iterations (an unattainable prior): stop
         stalled = torch.equal(v.detach(), last) or (len(hist) > 5 and hist[-1] > 0.99 * hist[-6])
-    if best > tol:
+    if best > tol and warn:
         why = 'L-BFGS stalled' if stalled else f'max_iter={max_iter} iterations'
         warnings.warn(f"{caller} did not converge: error {best.item():.3g} > tol={tol:g} after {why}; "
                       f"increase max_iter or tol ({hint})")
     return best_v
 
+# %% ../nbs/01_baselines.ipynb #96a2eeb7
+def _shift_moments(z:torch.Tensor, nu:torch.Tensor, h:torch.Tensor)->tuple:
+    "Φ(h) = mean_i LSE(z_i + h) − ⟨ν, h⟩, its gradient (the moment residual) and the Newton step."
+    Q = torch.softmax(z + h, 1); q = Q.mean(0); m = len(nu)
+    H = torch.diag(q) - Q.T @ Q / z.shape[0] + 1.0 / m + 1e-12 * torch.eye(m, dtype=z.dtype, device=z.device)
+    return torch.logsumexp(z + h, 1).mean() - nu @ h, q - nu, -torch.linalg.solve(H, q - nu)   # + 11ᵀ/m: h up to a constant
+
+def _newton_shift(z, nu, h, max_iter:int, tol:float)->tuple:
+    "Newton from h until the residual is <= tol: (h centred, residual)."
+    f, g, step = _shift_moments(z, nu, h)
+    for _ in range(max_iter):
+        if g.abs().max().item() <= tol: break
+        t, noise = 1.0, 64 * torch.finfo(z.dtype).eps * (abs(f.item()) + 1)
+        while True:      # Armijo; or, within float64 rounding of Φ, a smaller residual
+            f1, g1, s1 = _shift_moments(z, nu, h + t * step)
+            if f1 <= f + 1e-4 * t * (g @ step) or (f1 - f <= noise and g1.norm() <= (1 - 1e-4 * t) * g.norm()) or t < 1e-10: break
+            t /= 2
+        h, f, g, step = h + t * step, f1, g1, s1
+    return h - h.mean(), g.abs().max().item()
+
+def _class_shift(z:torch.Tensor,  # (n, m) float64 logits of the classes with ν_j > 0
+                 nu:torch.Tensor, # (m,) their target mass, every entry > 0
+                 max_iter:int, tol:float)->tuple:
+    "Centred h with mean_i softmax(z_i + h) = ν: Newton along a continuation in the logit scale; (h, residual)."
+    spread = float((z.max(1).values - z.min(1).values).max())
+    J = max(0, math.ceil(math.log2(max(spread, 1e-300) / 16)))
+    h = z.new_zeros(z.shape[1])
+    for j in range(J, -1, -1):
+        h, res = _newton_shift(z / 2 ** j, nu, 2 * h if j < J else h, max_iter, tol if j == 0 else max(tol, 1e-6))
+    return h, res
+
+# %% ../nbs/01_baselines.ipynb #1114b82f
+def prior_shift(logits,            # (n, m) logits z (divided by any temperature first)
+                prior,             # (m,) target class prior ν (zeros allowed), or 'uniform'
+                max_iter:int=100,  # Newton steps at most per continuation stage
+                tol:float=1e-10,   # stop when max_j |mean_i softmax(z_i + h)_j − ν_j| <= tol
+               )->Array:           # (m,) offset h, centred on the support, −inf where ν_j = 0
+    r"""Class offset $\mathbf h$ that makes the batch-mean softmax equal a prior.
+
+    Solves $\frac1n\sum_{i=1}^n\mathrm{softmax}(\mathbf z_i+\mathbf h)=\boldsymbol\nu$, the stationarity condition of
+    the convex $\Phi(\mathbf h)=\frac1n\sum_i\mathrm{LSE}(\mathbf z_i+\mathbf h)-\langle\boldsymbol\nu,\mathbf h\rangle$, by
+    Newton's method with a continuation in the scale of $\mathbf z$. The solution is unique up to a constant,
+    fixed by $\sum_{j:\nu_j>0}h_j=0$; classes with $\nu_j=0$ get $h_j=-\infty$ (probability exactly 0).
+    $\frac1n\mathrm{softmax}(\mathbf z_i+\mathbf h)_j$ is the entropic OT plan between $\frac1n\mathbf 1$ and
+    $\boldsymbol\nu$ for the cost $-\log\mathrm{softmax}(\mathbf z_i)_j$ at $\varepsilon=1$ [1], and
+    $\mathrm{softmax}(\theta_i/T+\mathbf h)$ with $\mathbf z=\theta/T$ is prior matching in bias form [2].
+
+    Parameters
+    ----------
+    logits : array of shape (n, m)
+        Logits $\mathbf z$ (numpy array or torch tensor), already divided by any temperature.
+    prior : array of shape (m,), or 'uniform'
+        Target class prior $\boldsymbol\nu$ on the simplex; zero entries are allowed.
+    max_iter : int, default 100
+        Newton steps at most per continuation stage.
+    tol : float, default 1e-10
+        Stop when $\max_j|\frac1n\sum_i\mathrm{softmax}(\mathbf z_i+\mathbf h)_j-\nu_j|\le$ `tol`; if it is not
+        reached, a warning names `max_iter`.
+
+    Returns
+    -------
+    h : array of shape (m,)
+        The offset, in the type and dtype of `logits`.
+
+    References
+    ----------
+    .. [1] M. Cuturi, "Sinkhorn Distances: Lightspeed Computation of Optimal Transport", NeurIPS 2013.
+    .. [2] A. Liusie, P. Manakul, M. J. F. Gales, "Mitigating Word Bias in Zero-shot Prompt-based
+       Classifiers", IJCNLP-AACL 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geotter.core import softmax
+    >>> z = np.log([[.7, .2, .1], [.2, .6, .2], [.1, .3, .6]])
+    >>> h = prior_shift(z, [.5, .3, .2])
+    >>> softmax(z + h).mean(0).round(10)
+    array([0.5, 0.3, 0.2])
+    """
+    t = check_matrix(logits, 'logits')
+    nu = check_prior(prior, t.shape[1], device=t.device); act = nu > 0
+    max_iter = check_int(max_iter, 'max_iter', low=1); tol = check_scalar(tol, 'tol', low=0, low_open=True)
+    h, res = _class_shift(t.to(torch.float64)[:, act], nu[act], max_iter, tol)
+    if res > tol: warnings.warn(f"prior_shift did not converge in max_iter={max_iter} Newton steps (residual {res:.2g} > tol={tol:g}); increase max_iter")
+    out = torch.full_like(nu, -math.inf); out[act] = h
+    return like_input(out.to(t.dtype), logits)
+
 # %% ../nbs/01_baselines.ipynb #86729921
-def _pm_objective(base, nu, temperature, form):
-    "v -> (½‖mean p̃ − ν‖², gradient, max|mean p̃ − ν|), p̃_i = softmax(e^v⊙p_i/T) ('paper') or softmax(θ_i/T + v)."
+def _pm_objective(base, nu, temperature):
+    "v -> (½‖mean p̃ − ν‖², gradient, max|mean p̃ − ν|) for p̃_i = softmax(e^v ⊙ p_i / T), the paper's PM."
     n = base.shape[0]
     def fun(v):
-        s = base * torch.exp(v) / temperature if form == 'paper' else base / temperature + v
+        s = base * torch.exp(v) / temperature
         p = torch.softmax(s, dim=1); r = p.mean(0) - nu
         Jr = p * r - p * (p @ r)[:, None]
-        ds_dv = s if form == 'paper' else 1.
-        return 0.5 * (r * r).sum(), (ds_dv * Jr).sum(0) / n, r.abs().max()
+        return 0.5 * (r * r).sum(), (s * Jr).sum(0) / n, r.abs().max()
     return fun
+
+def _pm_fit(theta, nu, T, form, max_iter, tol):
+    "Probabilities and weights on the classes with ν_j > 0: L-BFGS ('paper') or the class shift ('bias')."
+    sup = nu > 0; theta_s, nu = theta[:, sup], nu[sup]
+    if form == 'paper':                                       # the model's probabilities over all classes
+        base = torch.softmax(theta, dim=1)[:, sup]
+        w = torch.exp(_lbfgs(_pm_objective(base, nu, T), base.new_zeros(base.shape[1]), max_iter, tol, 'prior_matching'))
+        return torch.softmax(base * w / T, dim=1), w
+    h, res = _class_shift(theta_s / T, nu, max_iter, tol)
+    if res > tol: warnings.warn(f"prior_matching did not converge: error {res:.3g} > tol={tol:g} after max_iter={max_iter} "
+                                f"Newton steps per stage; increase max_iter or tol")
+    return torch.softmax(theta_s / T + h, dim=1), torch.exp(h)
 
 # %% ../nbs/01_baselines.ipynb #897b488b
 def prior_matching(logits:Array,           # (n, m) zero-shot logits θ (CLIP: cos/0.01)
@@ -86,21 +185,64 @@ def prior_matching(logits:Array,           # (n, m) zero-shot logits θ (CLIP: c
                    *,
                    temperature:float|None=None, # T > 0; default 0.1 for form='paper', 1.0 for form='bias'
                    form:str='paper',       # 'paper': softmax(w⊙p_i/T) (Sec. 3.2); 'bias': ∝ w⊙softmax(θ_i/T) [1]
-                   max_iter:int=500,       # maximum L-BFGS iterations on w
+                   max_iter:int=500,       # L-BFGS iterations ('paper'), Newton steps per stage ('bias'), at most
                    tol:float=1e-6,         # stop when max_j |mean_i p̃_ij − ν_j| <= tol
                    return_weights:bool=False, # also return the fitted w (m,)
                   ):                       # (n, m) adjusted probabilities p̃, [and w]
-    r"Prior matching (PM): per-class weights $\mathbf w>0$ fitted so that $\frac1n\sum_i\tilde{\mathbf p}_i=\boldsymbol\nu$."
+    r"""Prior matching (PM): per-class weights $\mathbf w>0$ fitted so that $\frac1n\sum_i\tilde{\mathbf p}_i=\boldsymbol\nu$.
+
+    `form='paper'` (Sec. 3.2 of [1]) returns $\tilde{\mathbf p}_i=\mathrm{softmax}(\mathbf w\odot\mathbf p_i/T)$ with
+    $\mathbf p_i=\mathrm{softmax}(\theta_i)$ and $\mathbf w$ minimizing $\lVert\frac1n\sum_i\tilde{\mathbf p}_i-\boldsymbol\nu\rVert_2^2$
+    (L-BFGS on $\log\mathbf w$). `form='bias'` [2] returns $\tilde{\mathbf p}_i=\mathrm{softmax}(\theta_i/T+\log\mathbf w)$,
+    $\log\mathbf w$ the class shift of $\theta/T$ (`prior_shift`); $\tilde p_{ij}/n$ is then the Sinkhorn plan of OTTER's
+    cost $-\log\mathrm{softmax}(\theta_i)_j$ at $\varepsilon=T$ [3, 4]. Classes with $\nu_j=0$ get probability and weight 0.
+
+    Parameters
+    ----------
+    logits : array of shape (n, m)
+        Zero-shot logits $\theta$ (numpy array or torch tensor; CLIP: cos/0.01).
+    prior : array of shape (m,), or 'uniform'
+        Target class prior $\boldsymbol\nu$, summing to 1; zero entries are allowed.
+    temperature : float, optional
+        $T>0$; default 0.1 for ``form='paper'``, 1.0 for ``form='bias'``.
+    form : {'paper', 'bias'}, default 'paper'
+        Softmax of reweighted probabilities (the paper's formula) or a bias on the logits (Liusie et al.).
+    max_iter : int, default 500
+        L-BFGS iterations ('paper') or Newton steps per continuation stage ('bias') at most.
+    tol : float, default 1e-6
+        Stop when $\max_j|\frac1n\sum_i\tilde p_{ij}-\nu_j|\le$ `tol`; otherwise a warning names `max_iter`.
+    return_weights : bool, default False
+        Also return $\mathbf w$.
+
+    Returns
+    -------
+    P : array of shape (n, m)
+        The probabilities $\tilde{\mathbf p}_i$ (rows sum to 1), in the type and dtype of `logits`.
+    w : array of shape (m,)
+        The weights, if `return_weights` (bias form: $\prod_{j:\nu_j>0}w_j=1$).
+
+    References
+    ----------
+    .. [1] W.-Y. A. Lee, R. Chakraborty, V. Lokhande, "GeoTTER: Leveraging Local Geometry of Optimal Transport
+       for Zero-Shot Classification", AISTATS 2026.
+    .. [2] A. Liusie, P. Manakul, M. J. F. Gales, "Mitigating Word Bias in Zero-shot Prompt-based Classifiers",
+       IJCNLP-AACL 2023.
+    .. [3] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala, "OTTER: Effortless Label Distribution Adaptation
+       of Zero-shot Models", NeurIPS 2024.
+    .. [4] M. Cuturi, "Sinkhorn Distances: Lightspeed Computation of Optimal Transport", NeurIPS 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta = 30 + np.random.default_rng(0).normal(size=(100, 3))
+    >>> prior_matching(theta, [.6, .3, .1], form='bias').mean(0).round(6)
+    array([0.6, 0.3, 0.1])
+    """
     check_choice(form, 'form', ('paper', 'bias'))
     T = (0.1 if form == 'paper' else 1.0) if temperature is None else temperature
     theta, nu, dtype = _inputs(logits, prior, T)
     max_iter = check_int(max_iter, 'max_iter', low=1); tol = check_scalar(tol, 'tol', low=0, low_open=True)
-    sup = nu > 0                                              # classes left out of the prior get probability 0
-    base = (torch.softmax(theta, dim=1) if form == 'paper' else theta)[:, sup]
-    v = _lbfgs(_pm_objective(base, nu[sup], T, form), base.new_zeros(base.shape[1]), max_iter, tol, 'prior_matching')
-    if form == 'paper': w = torch.exp(v); P = torch.softmax(base * w / T, dim=1)
-    else: w = torch.exp(v - v.mean()); P = torch.softmax(base / T + v, dim=1)
-    P, w = _embed(P, w, sup, dtype, logits)
+    P, w = _embed(*_pm_fit(theta, nu, T, form, max_iter, tol), nu > 0, dtype, logits)   # 0 where ν_j = 0
     return (P, w) if return_weights else P
 
 # %% ../nbs/01_baselines.ipynb #ffd6022c
@@ -149,9 +291,41 @@ def _weights_objective(base, nu, temperature, lam, objective, state, inner_max_i
         r = (p.mean(0) - nu).expand_as(p) if objective == 'batch' else p - nu
         loss = 0.5 * (r[0] ** 2).sum() if objective == 'batch' else 0.5 * (r ** 2).sum(1).mean()
         Jr = p * r - p * (p * r).sum(1, keepdim=True)
-        grad = (s * _solve_hessian(p, lam, Jr / n)).sum(0)
+        grad = (s * _solve_hessian(p, lam, Jr / n)).sum(0) * (v.abs() < V_MAX)   # the clamped weights do not move s
         return loss, grad, r[0].abs().max() if objective == 'batch' else grad.abs().max()
     return fun
+
+# %% ../nbs/01_baselines.ipynb #ae52f523
+def _jvp(p, x): return p * x - p * (p * x).sum(1, keepdim=True)    # J_i x_i row-wise, J = diag(p) − ppᵀ
+
+def _cgls(A, At, b:torch.Tensor, iters:int, rtol:float=1e-12)->torch.Tensor:
+    "Minimum-norm least-squares solution of A x = b by conjugate gradients on the normal equations (CGLS)."
+    x, r = torch.zeros_like(b), b.clone()
+    s = At(r); p, gamma = s.clone(), s @ s
+    for _ in range(iters):
+        if gamma <= rtol ** 2 * (b @ b) or gamma == 0: break
+        q = A(p); alpha = gamma / (q @ q)
+        x, r = x + alpha * p, r - alpha * q
+        s = At(r); gamma, old = s @ s, gamma
+        p = s + (gamma / old) * p
+    return x
+
+def _finish_batch(theta, nu, T, lam, v, tol, inner_max_iter, inner_tol, max_steps:int=100)->torch.Tensor:
+    "Gauss–Newton steps on r(v) = mean_i p*_i − ν from v until max|r| <= tol or ‖r‖ stops decreasing."
+    def residual(v):
+        s = theta * torch.exp(v.clamp(-V_MAX, V_MAX)) / T
+        p = _fenchel_fixed_point(s, nu, lam, None, inner_max_iter, inner_tol)[0]
+        return s, p, p.mean(0) - nu
+    s, p, r = residual(v)
+    for _ in range(max_steps):
+        if r.abs().max() <= tol: break
+        A = lambda d: _solve_hessian(p, lam, _jvp(p, s * d)).mean(0)
+        At = lambda u: (s * _jvp(p, _solve_hessian(p, lam, u.expand_as(p)))).mean(0)
+        d, t = _cgls(A, At, -r, 2 * len(v)), 1.0
+        while t > 1e-6 and (nr := residual(v + t * d))[2].norm() >= (1 - 1e-4 * t) * r.norm(): t /= 2
+        if t <= 1e-6: break
+        v, (s, p, r) = v + t * d, nr
+    return v
 
 # %% ../nbs/01_baselines.ipynb #cdc086da
 def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: cos/0.01)
@@ -160,13 +334,67 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
                            temperature:float=1.0, # T > 0 in s_i = w⊙θ_i/T; 1 starts from the model's calibration
                            lam:float=1.0,   # λ >= 0, attraction of each p*_i towards ν
                            objective:str='batch', # 'batch': mean_i p*_i matches ν; 'sample': paper's per-sample form
-                           max_iter:int=500,# maximum L-BFGS iterations on w
+                           max_iter:int=500,# L-BFGS iterations on w at most (then as many Gauss–Newton steps, batch)
                            tol:float=1e-6,  # stop when max_j |mean_i p*_ij − ν_j| <= tol (batch)
                            inner_max_iter:int=100, # maximum Newton steps of the fixed point
                            inner_tol:float=1e-12,  # fixed-point residual tolerance, relative to max|s|
                            return_weights:bool=False, # also return the fitted w (m,)
                           ):                # (n, m) fixed-point probabilities p*, [and w]
-    r"Fenchel prior matching (FPM): $\mathbf p^\star_i=\mathrm{softmax}(\mathbf w\odot\theta_i/T-\lambda(\mathbf p^\star_i-\boldsymbol\nu))$ with $\mathbf w$ fitted to the prior."
+    r"""Fenchel prior matching (FPM): a per-class weight on the logits and an attraction of each prediction to the prior.
+
+    Returns the fixed points $\mathbf p^\star_i=\mathrm{softmax}\bigl(\mathbf w\odot\theta_i/T-\lambda(\mathbf p^\star_i-\boldsymbol\nu)\bigr)$
+    (Sec. 3.2 and Prop. 4.1 of [1]; the maximiser of $\langle\mathbf s_i,\mathbf p\rangle+H(\mathbf p)-\frac\lambda2\lVert\mathbf p-\boldsymbol\nu\rVert^2$
+    on the simplex, found row-wise by Newton's method), with $\mathbf w>0$ fitted by L-BFGS on $\log\mathbf w$ (finished by
+    Gauss–Newton when needed) so that $\frac1n\sum_i\mathbf p^\star_i=\boldsymbol\nu$ (`objective='batch'`), or minimising the
+    paper's per-sample $\frac1n\sum_i\frac12\lVert\mathbf p^\star_i-\boldsymbol\nu\rVert^2$ (`objective='sample'`, which flattens every
+    prediction towards $\boldsymbol\nu$). Computed in float64 whatever the input dtype. Classes with $\nu_j=0$ get probability 0.
+
+    Parameters
+    ----------
+    logits : array of shape (n, m)
+        Zero-shot logits $\theta$ (numpy array or torch tensor; CLIP: cos/0.01).
+    prior : array of shape (m,), or 'uniform'
+        Target class prior $\boldsymbol\nu$, summing to 1; zero entries are allowed.
+    temperature : float, default 1.0
+        $T>0$ in $\mathbf s_i=\mathbf w\odot\theta_i/T$.
+    lam : float, default 1.0
+        $\lambda\ge0$, the attraction of each $\mathbf p^\star_i$ to $\boldsymbol\nu$ ($\lambda=0$: batch PM on $\mathrm{softmax}(\mathbf w\odot\theta_i/T)$).
+    objective : {'batch', 'sample'}, default 'batch'
+        Match the batch mean to the prior, or the paper's per-sample objective.
+    max_iter : int, default 500
+        L-BFGS iterations at most; with the batch objective, then as many Gauss–Newton steps at most.
+    tol : float, default 1e-6
+        Stop when $\max_j|\frac1n\sum_ip^\star_{ij}-\nu_j|\le$ `tol` ('batch') or $\max|\nabla_{\log\mathbf w}|\le$ `tol` ('sample');
+        otherwise a warning names `max_iter`.
+    inner_max_iter : int, default 100
+        Newton steps at most for each fixed point.
+    inner_tol : float, default 1e-12
+        Fixed-point residual tolerance, relative to $\max|\mathbf s|$.
+    return_weights : bool, default False
+        Also return $\mathbf w$.
+
+    Returns
+    -------
+    P : array of shape (n, m)
+        The fixed points $\mathbf p^\star_i$ (rows sum to 1), in the type and dtype of `logits`.
+    w : array of shape (m,)
+        The weights, if `return_weights`.
+
+    References
+    ----------
+    .. [1] W.-Y. A. Lee, R. Chakraborty, V. Lokhande, "GeoTTER: Leveraging Local Geometry of Optimal Transport
+       for Zero-Shot Classification", AISTATS 2026.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta = 30 + np.random.default_rng(0).normal(size=(100, 3))
+    >>> P, w = fenchel_prior_matching(theta, [.5, .3, .2], tol=1e-9, return_weights=True)
+    >>> P.mean(0).round(6)
+    array([0.5, 0.3, 0.2])
+    >>> bool(np.allclose(P, np.exp(w * theta - (P - [.5, .3, .2])) / np.exp(w * theta - (P - [.5, .3, .2])).sum(1, keepdims=True)))
+    True
+    """
     check_choice(objective, 'objective', ('batch', 'sample'))
     theta, nu, dtype = _inputs(logits, prior, temperature)
     lam = check_scalar(lam, 'lam', low=0); max_iter = check_int(max_iter, 'max_iter', low=1)
@@ -175,8 +403,13 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
     sup = nu > 0; theta, nu = theta[:, sup], nu[sup]          # classes left out of the prior get probability 0
     state = {}
     fun = _weights_objective(theta, nu, temperature, lam, objective, state, inner_max_iter, inner_tol)
-    w = torch.exp(_lbfgs(fun, theta.new_zeros(theta.shape[1]), max_iter, tol, 'fenchel_prior_matching',
-                         'a prior with zero entries, or logits of mixed sign, may be unattainable').clamp(-V_MAX, V_MAX))
+    hint = 'a prior with zero entries, or logits of mixed sign, may be unattainable'
+    v = _lbfgs(fun, theta.new_zeros(theta.shape[1]), max_iter, tol, 'fenchel_prior_matching', hint, warn=objective == 'sample')
+    if objective == 'batch' and (err := fun(v)[2]) > tol:                  # L-BFGS stopped short: Gauss–Newton finishes
+        v = _finish_batch(theta, nu, temperature, lam, v, tol, inner_max_iter, inner_tol, max_iter)
+        if (err := fun(v)[2]) > tol: warnings.warn(f"fenchel_prior_matching did not converge: error {err.item():.3g} > tol={tol:g} "
+                                                   f"after max_iter={max_iter} L-BFGS iterations and as many Gauss–Newton steps; increase max_iter or tol ({hint})")
+    w = torch.exp(v.clamp(-V_MAX, V_MAX))
     P, _, ok = _fenchel_fixed_point(theta * w / temperature, nu, lam, None, inner_max_iter, inner_tol)
     if not ok: warnings.warn(f"fenchel_prior_matching: the fixed point did not converge in inner_max_iter="
                              f"{inner_max_iter} Newton steps; increase inner_max_iter or inner_tol")

@@ -4,8 +4,6 @@
 
 # %% ../nbs/21_calibration.ipynb #d3a5f246
 from __future__ import annotations
-import math
-import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -14,6 +12,7 @@ import pandas as pd
 import torch
 
 from .core import *
+from .baselines import prior_shift
 from .transport import solve_ot
 from .graph import graph_smooth
 from .method import PAPER_DEFAULTS, split_options, prepare_task
@@ -22,7 +21,7 @@ from .marginals import unit_key, stored_rows
 
 # %% auto #0
 __all__ = ['NLL_FLOOR', 'ZS_TEMPERATURE', 'POSTERIORS', 'calibration_bins', 'expected_calibration_error', 'nll', 'brier',
-           'calibration_scores', 'plan_posteriors', 'class_duals', 'prior_shift', 'PosteriorModel', 'posterior_models',
+           'calibration_scores', 'plan_posteriors', 'class_duals', 'PosteriorModel', 'posterior_models',
            'posterior_model', 'posteriors', 'split_rows', 'fit_temperature', 'calibration_eval', 'run_calibration',
            'reliability_diagram', 'plot_reliability']
 
@@ -40,8 +39,8 @@ def _probs_labels(probs, labels):
 
 def _bin_index(conf:np.ndarray, n_bins:int, scheme:str)->np.ndarray:
     "Bin of each confidence: equal-width bins ((b-1)/M, b/M], or equal-mass bins of the sorted confidences."
-    if scheme == 'width': return np.clip(np.ceil(conf * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
-    if scheme != 'mass': raise ValueError(f"scheme={scheme!r}; expected 'width' or 'mass'")
+    if check_choice(scheme, 'scheme', ('width', 'mass')) == 'width':
+        return np.clip(np.ceil(conf * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
     b = np.empty(len(conf), np.int64)
     b[np.argsort(conf, kind='stable')] = np.arange(len(conf)) * n_bins // len(conf)
     return b
@@ -54,7 +53,7 @@ def calibration_bins(probs,               # (n, m) predicted class probabilities
                     )->pd.DataFrame:      # one row per bin: lo, hi, count, confidence, accuracy
     "Per-bin mean top-label confidence and accuracy: the data of a reliability diagram."
     P, y = _probs_labels(probs, labels)
-    check_scalar(n_bins, 'n_bins', numbers.Integral, low=1)
+    check_int(n_bins, 'n_bins', low=1)
     conf, correct = P.max(1), (P.argmax(1) == y).astype(np.float64)
     b = _bin_index(conf, n_bins, scheme)
     cnt = np.bincount(b, minlength=n_bins)
@@ -131,46 +130,6 @@ def class_duals(cost,                   # (n, m) cost C of the transport problem
     g = torch.full((C.shape[1],), -float('inf'), dtype=torch.float64, device=C.device)
     ga = 0.5 * (D.mean(0) - D.mean(1)); g[act] = ga - ga.mean()
     return like_input(g.to(as_tensor(cost).dtype), cost)
-
-# %% ../nbs/21_calibration.ipynb #99ddd115
-def _moments(z:torch.Tensor, nu:torch.Tensor, h:torch.Tensor)->tuple:
-    "Objective mean_i LSE(z_i + h) - <nu, h>, its gradient (the moment residual) and the Newton step."
-    Q = torch.softmax(z + h, 1); q = Q.mean(0); m = len(nu)
-    H = torch.diag(q) - Q.T @ Q / z.shape[0] + 1.0 / m + 1e-12 * torch.eye(m, dtype=z.dtype, device=z.device)
-    return torch.logsumexp(z + h, 1).mean() - nu @ h, q - nu, -torch.linalg.solve(H, q - nu)   # + 11^T/m: h up to a constant
-
-def _newton_shift(z, nu, h, max_iter:int, tol:float)->tuple:
-    "Newton from h until the residual is <= tol: (h, residual)."
-    f, g, step = _moments(z, nu, h)
-    for _ in range(max_iter):
-        if g.abs().max().item() <= tol: break
-        t = 1.0
-        while True:
-            f1, g1, s1 = _moments(z, nu, h + t * step)
-            if f1 <= f + 1e-4 * t * (g @ step) or g1.norm() <= (1 - 1e-4 * t) * g.norm() or t < 1e-10: break
-            t /= 2
-        h, f, g, step = h + t * step, f1, g1, s1
-    return h - h.mean(), g.abs().max().item()
-
-# %% ../nbs/21_calibration.ipynb #ac8290e8
-def prior_shift(logits,                 # (n, m) logits theta (already divided by any temperature)
-                prior,                  # (m,) target class prior nu, or 'uniform'
-                max_iter:int=100,       # Newton steps at most per stage
-                tol:float=1e-10,        # stop when max_j |mean_i softmax(theta_i + h)_j - nu_j| <= tol
-               )->Array:                # (m,) offset h, centred, with mean_i softmax(theta_i + h) = nu
-    r"Class offset $h$ with $\frac1n\sum_i\mathrm{softmax}(\theta_i+h)=\boldsymbol\nu$: the entropic-OT class potential at $\varepsilon=1$."
-    L = check_matrix(logits, 'logits', dtype=torch.float64)
-    nu = check_prior(prior, L.shape[1], device=L.device); act = nu > 0
-    check_scalar(max_iter, 'max_iter', numbers.Integral, low=1); check_scalar(tol, 'tol', low=0, low_open=True)
-    z, t_nu = L[:, act], nu[act]
-    spread = float((z.max(1).values - z.min(1).values).max())
-    J = max(0, math.ceil(math.log2(max(spread, 1e-300) / 16)))
-    h = torch.zeros(int(act.sum()), dtype=torch.float64, device=L.device)
-    for j in range(J, -1, -1):
-        h, res = _newton_shift(z / 2 ** j, t_nu, 2 * h if j < J else h, max_iter, tol if j == 0 else max(tol, 1e-6))
-    if res > tol: warnings.warn(f"prior_shift did not converge in max_iter={max_iter} Newton steps (residual {res:.2g} > tol={tol:g})")
-    out = torch.full_like(nu, -float('inf')); out[act] = h
-    return like_input(out.to(as_tensor(logits).dtype), logits)
 
 # %% ../nbs/21_calibration.ipynb #a593db5e
 ZS_TEMPERATURE = CLIP_TEMPERATURE   # the zero-shot logit scale cos/0.01; tau = 1 means this scale for every method

@@ -5,7 +5,6 @@
 # %% ../nbs/06_graph.ipynb #305e1d2a
 from __future__ import annotations
 import math
-import numbers
 import warnings
 from contextlib import contextmanager
 from typing import NamedTuple
@@ -40,17 +39,6 @@ def faiss_threads(work:int):
     faiss.omp_set_num_threads(1)
     try: yield
     finally: faiss.omp_set_num_threads(old)
-
-# %% ../nbs/06_graph.ipynb #02137087
-def _check_bool(x, name:str)->bool:
-    "`x` as a bool if it is one (numpy's included), else a `TypeError` naming `name`."
-    if not isinstance(x, (bool, np.bool_)): raise TypeError(f"{name}={x!r}; expected True or False")
-    return bool(x)
-
-# %% ../nbs/06_graph.ipynb #53e8af7b
-def _check_int(x, name:str, low:int=1)->int:
-    "`x` as an int if it is an integer (numpy's included) >= `low`, else a `ValueError` naming `name`."
-    return int(check_scalar(x, name, numbers.Integral, low=low))
 
 # %% ../nbs/06_graph.ipynb #e90e5fff
 def _merge_topk(v, i, new_v, new_i, k:int):
@@ -129,7 +117,7 @@ def knn_recall(X,                     # (n, d) embeddings the lists were compute
     "Share of the exact k nearest neighbours found in `neighbours`, on a seeded sample of rows."
     Xn = l2_normalize(check_matrix(X, 'X'), 'X')
     I = check_matrix(neighbours, 'neighbours', rows=Xn.shape[0], dtype=torch.int64, device=Xn.device)
-    return _recall(Xn, I, _check_bool(include_self, 'include_self'), _check_int(sample, 'sample'), seed)
+    return _recall(Xn, I, check_bool(include_self, 'include_self'), check_int(sample, 'sample', low=1), seed)
 
 def _recall(Xn:torch.Tensor, I:torch.Tensor, include_self:bool, sample:int, seed)->float:
     "`knn_recall` on unit rows `Xn` and int64 lists `I`, already checked."
@@ -186,9 +174,9 @@ def knn_search(X,                     # (n, d) embeddings (any norm; re-normaliz
               )->KNNSearch:
     "The `k` most cosine-similar samples of each row of `X`, the engine used, and the recall."
     Xt = check_matrix(X, 'X')
-    k, include_self = check_k(k, Xt.shape[0]), _check_bool(include_self, 'include_self')
-    opts = [_check_int(v, name) for v, name in ((max_block, 'max_block'), (ef_search, 'ef_search'), (nprobe, 'nprobe'))]
-    recall_sample = _check_int(recall_sample, 'recall_sample')
+    k, include_self = check_k(k, Xt.shape[0]), check_bool(include_self, 'include_self')
+    opts = [check_int(v, name, low=1) for v, name in ((max_block, 'max_block'), (ef_search, 'ef_search'), (nprobe, 'nprobe'))]
+    recall_sample = check_int(recall_sample, 'recall_sample', low=1)
     engine = _knn_engine(method, Xt.shape[0], Xt.device)
     Xn = l2_normalize(Xt, 'X')
     idx = _search(Xn, k, include_self, engine, *opts)
@@ -272,7 +260,7 @@ def graph_smooth(plan,                # (n, m) transport plan T*
     r"Graph-Laplacian smoothing $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$, applied `steps` times (Eq. 2)."
     T = check_matrix(plan, 'plan')
     check_scalar(alpha, 'alpha', low=0, high=1)
-    _check_int(steps, 'steps', low=0)
+    check_int(steps, 'steps', low=0)
     A_hat = row_normalize(_to_torch_sparse(graph, T.shape[0], T))
     for _ in range(steps): T = alpha * T + (1 - alpha) * (A_hat @ T)
     return like_input(T, plan)
@@ -294,7 +282,7 @@ def tikhonov_smooth(plan,             # (n, m) transport plan T*
     r"Closed-form label-spreading solution $(I+\mu\mathcal L)^{-1}T^\star$, via the anchored iteration."
     T0 = check_matrix(plan, 'plan')
     check_scalar(alpha, 'alpha', low=0, high=1, low_open=True)
-    _check_int(max_iter, 'max_iter'); check_scalar(tol, 'tol', low=0)
+    check_int(max_iter, 'max_iter', low=1); check_scalar(tol, 'tol', low=0)
     A_hat = row_normalize(_to_torch_sparse(graph, T0.shape[0], T0))
     T, scale = T0, T0.abs().max()
     for it in range(max_iter):

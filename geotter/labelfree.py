@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from .core import *
+from .baselines import prior_shift
 from .priors import total_variation, em_prior, confusion_rates, bbse_prior
 from .method import geotter, logit_features, GeoTTERResult, geotter_inputs, geotter_on_task
 
@@ -33,45 +34,19 @@ def teacher_plan(X, Y, logits=None,     # as in `geotter_inputs`
     T = as_tensor(geotter(Xg, Yg, target, temperature=temperature, logits=Lg, **kwargs).plan)
     return like_input(T / T.sum(1, keepdim=True), Xg)
 
-# %% ../nbs/11_label_free.ipynb #dd6bacfe
-def _bias_objective(L, s, b):
-    "Objective, gradient and Hessian of the moment-matching problem at bias b (float64 tensors)."
-    Z = L + b
-    Q = torch.softmax(Z, 1)
-    f = torch.logsumexp(Z, 1).mean() - (s * b).sum()
-    return f, Q.mean(0) - s, torch.diag(Q.mean(0)) - Q.T @ Q / L.shape[0]
-
-# %% ../nbs/11_label_free.ipynb #052224d9
-def _step_length(L, s, b, f, g, step)->float:
-    "Armijo step length along `step`; within float64 rounding of f, a smaller gradient decides."
-    slope, g0, t = float((g * step).sum()), g.abs().max().item(), 1.0
-    noise = 64 * torch.finfo(L.dtype).eps * (abs(float(f)) + 1)
-    while t > 1e-10:
-        f_t, g_t, _ = _bias_objective(L, s, b + t * step)
-        if f_t <= f + 1e-4 * t * slope or (f_t - f <= noise and g_t.abs().max().item() < g0): return t
-        t /= 2
-    return t
-
 # %% ../nbs/11_label_free.ipynb #f44fb204
 def fit_logit_bias(logits,              # (N, m) logits L of split A
                    teacher,             # (N, m) teacher S (rows summing to one)
                    eps:float=1e-8,      # floor of the teacher's class mass (the paper's +epsilon)
-                   max_iter:int=100,    # Newton steps at most
+                   max_iter:int=100,    # Newton steps at most (per continuation stage)
                    tol:float=1e-10,     # stop when max_k |mean Q_k - mean S_k| <= tol
                   )->Array:             # (m,) bias log r, summing to zero
     r"Class logit bias $\log\mathbf r=\arg\min-\frac1N\sum_{i,k}S_{ik}\log\mathrm{softmax}(L_i+\log\mathbf r)_k$ (Sec. 4.3)."
-    L = check_matrix(logits, 'logits', dtype=torch.float64)
+    L = check_matrix(logits, 'logits')
     S = check_matrix(teacher, 'teacher', rows=L.shape[0], cols=L.shape[1], dtype=torch.float64, device=L.device)
     if (S < 0).any(): raise ValueError("teacher has negative entries; expected a transport plan")
     s = (S / S.sum(1, keepdim=True)).mean(0).clamp_min(eps); s = s / s.sum()
-    b, m = torch.zeros_like(s), L.shape[1]
-    for it in range(max_iter):
-        f, g, H = _bias_objective(L, s, b)
-        if g.abs().max().item() <= tol: break
-        step = -torch.linalg.solve(H + torch.ones_like(H) / m + 1e-12 * torch.eye(m, dtype=H.dtype, device=H.device), g)
-        b = b + _step_length(L, s, b, f, g, step) * step; b = b - b.mean()
-    else: warnings.warn(f"fit_logit_bias did not converge in max_iter={max_iter} Newton steps (gradient {g.abs().max().item():.2g} > tol={tol:g})")
-    return like_input(b.to(as_tensor(logits).dtype), logits)
+    return prior_shift(logits, s, max_iter=max_iter, tol=tol)
 
 # %% ../nbs/11_label_free.ipynb #0d5380cd
 def predict_with_bias(logits,           # (n, m) logits of split B

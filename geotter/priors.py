@@ -64,7 +64,44 @@ def em_prior(probs,                     # (n, m) model posteriors p(k | x_i) und
              tol:float=1e-10,           # stop when the L1 change of q is <= tol
              init=None,                 # (m,) starting q (default: source_prior)
             )->Array:                   # (m,) estimated target prior q
-    r"Target class prior by EM (Saerens et al. 2002): $q\leftarrow\frac1n\sum_i\mathrm{normalize}(p_i\odot q/\pi)$."
+    r"""Target class prior by EM, the maximum-likelihood estimate under label shift (MLLS) [1].
+
+    With posteriors $p_i$ computed under the source prior $\pi$, iterates
+    $$q\leftarrow\frac1n\sum_{i=1}^n\frac{p_i\odot q/\pi}{\langle p_i/\pi,\,q\rangle}$$
+    from `init` until the L1 change of $q$ is at most `tol`. Its fixed points are the maximisers of the likelihood
+    $\sum_i\log\langle p_i/\pi,q\rangle$ over the simplex (a concave problem); a warning names `max_iter` if it is reached.
+
+    Parameters
+    ----------
+    probs : array of shape (n, m)
+        Model posteriors $p(k\mid x_i)$ under the source prior (rows are renormalised to sum 1).
+    source_prior : array of shape (m,), or 'uniform'
+        The prior $\pi$ the posteriors were computed under.
+    max_iter : int, default 10000
+        EM iterations at most.
+    tol : float, default 1e-10
+        Stop when $\lVert q_{t+1}-q_t\rVert_1\le$ `tol`.
+    init : array of shape (m,), optional
+        Starting point (default: the source prior).
+
+    Returns
+    -------
+    q : array of shape (m,)
+        The estimated target prior, in the type of `probs`.
+
+    References
+    ----------
+    .. [1] M. Saerens, P. Latinne, C. Decaestecker, "Adjusting the Outputs of a Classifier to New a Priori
+       Probabilities: A Simple Procedure", Neural Computation 14(1), 2002.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> P = np.array([[.9, .1], [.8, .2], [.3, .7], [.6, .4]])
+    >>> q = em_prior(P)
+    >>> bool(np.allclose((P * q / (P @ q)[:, None]).mean(0), q))
+    True
+    """
     q = online_em_prior(probs, init, 0.0, source_prior, max_iter, tol)
     return like_input(as_tensor(q).to(as_tensor(probs).dtype), probs)
 
@@ -88,7 +125,40 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
                source_labels,           # (n_s,) their labels
                soft:bool=False,         # BBSE-soft: probabilities instead of hard predictions
               )->np.ndarray:            # (m,) estimated target prior
-    r"Target prior by black-box shift estimation: solve $C q=\hat\mu$ (Lipton et al. 2018), clip, renormalise."
+    r"""Target class prior by black-box shift estimation (BBSE) [1], from a few labelled samples.
+
+    With the confusion rates $C_{ij}=P(\hat y=i\mid y=j)$ estimated on the labelled samples and the prediction rates
+    $\hat\mu_i=\frac1{n_t}\sum_t\mathbf 1[\hat y_t=i]$ of the target batch (expected predictions for BBSE-soft), solves
+    $Cq=\hat\mu$ by least squares, clips negative entries and renormalises (uniform if nothing is left).
+
+    Parameters
+    ----------
+    target_probs : array of shape (n_t, m)
+        Scores of the unlabelled target batch (probabilities, or logits for hard BBSE).
+    source_probs : array of shape (n_s, m)
+        Scores of the labelled samples.
+    source_labels : array of shape (n_s,)
+        Their labels; every class must occur.
+    soft : bool, default False
+        BBSE-soft: expected predictions (rows of the scores must be probabilities) instead of arg-max counts.
+
+    Returns
+    -------
+    q : numpy array of shape (m,)
+        The estimated target prior.
+
+    References
+    ----------
+    .. [1] Z. C. Lipton, Y.-X. Wang, A. J. Smola, "Detecting and Correcting for Label Shift with Black Box
+       Predictors", ICML 2018.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S = np.array([[.9, .1], [.7, .3], [.2, .8], [.4, .6]]); y = np.array([0, 0, 1, 1])
+    >>> bbse_prior(S[[0, 2, 2, 3]], S, y).round(6)           # one class-0 row, three class-1 rows
+    array([0.25, 0.75])
+    """
     C = confusion_rates(source_probs, source_labels, soft)
     T = check_matrix(target_probs, 'target_probs', cols=C.shape[0], dtype=torch.float64).cpu().numpy()
     mu = (T / T.sum(1, keepdims=True) if soft else np.eye(C.shape[0])[T.argmax(1)]).mean(0)

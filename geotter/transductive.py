@@ -127,7 +127,60 @@ def transclip_zs(X,                      # (n, d) sample embeddings
                  logits=None,            # (n, m) logits for the text predictions instead of cos(X, Y)/T
                  knn_method:str='auto',  # k-NN search, see `geotter.graph.knn_indices`
                 )->Array:                # (n, m) assignments z, rows on the simplex
-    "TransCLIP-ZS [1]: transductive GMM + Laplacian + KL-to-text assignments of a test batch, without a prior."
+    r"""TransCLIP-ZS [1]: transductive class assignments of a test batch from a GMM, a Laplacian term and the text predictions.
+
+    Minimises, over soft assignments $z_i\in\Delta^{m-1}$, class means $\mu_c$ and a shared diagonal covariance $\Sigma$,
+    $$-\frac1s\sum_{i,c}z_{ic}\log\mathcal N(f_i;\mu_c,\Sigma)-\frac1{2k}\sum_{i}\sum_{j\in\mathcal N(i)}w_{ij}\,z_i^\top z_j
+    +\sum_i\bigl(z_i^\top\log z_i-\lambda\,z_i^\top\log\hat y_i\bigr),$$
+    with $\hat y_i=\mathrm{softmax}(f_i^\top t_c/T)$ the zero-shot predictions, $w_{ij}=f_i^\top f_j$ on the $k$-NN graph and
+    $s=50$, by block updates: `z_iter` decoupled $z$-steps $z_i\leftarrow\mathrm{softmax}(\lambda\log\hat y_i+\frac1s\log\mathcal N_i+\frac1{2k}\sum_j(W+W^\top)_{ij}z_j)$,
+    then the closed-form $\mu$- and $\Sigma$-steps, `max_iter` times. Uses no class prior.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Sample embeddings (numpy array or torch tensor; re-normalised to unit norm).
+    Y : array of shape (m, d)
+        Class (text) embeddings.
+    k : int, default 3
+        Neighbours of the affinity graph, $1\le k<n$.
+    lam : float, default 1.0
+        $\lambda\ge0$, weight of the text predictions in the KL term.
+    temperature : float, default 0.01
+        $T$ of the text predictions (CLIP's logit scale 100).
+    max_iter : int, default 10
+        Outer iterations ($z$-, $\mu$-, $\Sigma$-steps).
+    z_iter : int, default 5
+        Decoupled $z$-updates per $z$-step.
+    n_confident : int, default 8
+        Most confident samples per class that initialise the means.
+    var_floor : float, default 1e-3
+        Floor on $\sigma^2$, relative to the mean per-dimension variance.
+    normalize_means : bool, default True
+        Unit-norm means after each $\mu$-step (as the authors' code does); False is the paper's $\mu$-step.
+    logits : array of shape (n, m), optional
+        Logits of the text predictions instead of $\cos(x_i,y_c)/T$.
+    knn_method : str, default 'auto'
+        $k$-NN search, see `geotter.graph.knn_indices`.
+
+    Returns
+    -------
+    z : array of shape (n, m)
+        Assignments (rows on the simplex), in the type and dtype of `X`; `predict(z)` gives the labels.
+
+    References
+    ----------
+    .. [1] M. Zanella, B. Gérin, I. Ben Ayed, "Boosting Vision-Language Models with Transduction", NeurIPS 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Y = rng.normal(size=(3, 16)); X = Y[rng.integers(3, size=60)] + 0.5 * rng.normal(size=(60, 16))
+    >>> P = transclip_zs(X, Y)
+    >>> P.shape, bool(np.allclose(P.sum(1), 1)), float((P.argmax(1) == (X @ Y.T).argmax(1)).mean()) > 0.5
+    ((60, 3), True, True)
+    """
     F, Yn, logits = _inputs(X, Y, logits)
     k = check_k(k, F.shape[0])
     check_scalar(lam, 'lam', low=0); check_scalar(temperature, 'temperature', low=0, low_open=True)
@@ -206,7 +259,54 @@ def zlap(X,                           # (n, d) sample embeddings
          max_iter:int=100,            # CG iterations at most
          knn_method:str='auto',       # k-NN search, see `geotter.graph.knn_indices`
         )->Array:                     # (n, m) propagated class scores, normalized per sample
-    r"ZLaP [2]: label propagation $(I-\alpha S)^{-1}$ from the class nodes over the sample-and-class graph."
+    r"""ZLaP [2]: zero-shot label propagation from the class nodes over one graph of samples and classes.
+
+    Builds the graph of `zlap_graph` on the $N=m+n$ nodes (each sample linked to its $k$ nearest samples with weight
+    $\max(0,\cos)$ and to its $k$ nearest classes with weight $\max(0,\cos)^\gamma$, symmetrised), normalises it to
+    $S=D^{-1/2}WD^{-1/2}$, and propagates one-hot class labels: the scores of sample $i$ are the class columns of
+    $(I-\alpha S)^{-1}$, solved by conjugate gradient, clipped at 0 and normalised per sample. A sample with no path to
+    a class node keeps its zero-shot prediction $\mathrm{softmax}(\cos/0.01)$ (with a warning). Uses no class prior.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Sample embeddings (numpy array or torch tensor; re-normalised to unit norm).
+    Y : array of shape (m, d)
+        Class (text) embeddings.
+    k : int, default 5
+        Neighbours of each sample among the samples and among the classes.
+    gamma : float, default 5.0
+        $\gamma>0$, power on the sample-class similarities.
+    alpha : float, default 0.3
+        Propagation weight, $0\le\alpha<1$.
+    include_self : bool, default True
+        The sample is its own first sample-neighbour (as the authors' code does; the self-loop is then dropped).
+    tol : float, default 1e-6
+        Relative residual of conjugate gradient.
+    max_iter : int, default 100
+        Conjugate-gradient iterations at most.
+    knn_method : str, default 'auto'
+        $k$-NN search, see `geotter.graph.knn_indices`.
+
+    Returns
+    -------
+    P : array of shape (n, m)
+        Propagated class scores (rows on the simplex), in the type and dtype of `X`.
+
+    References
+    ----------
+    .. [2] V. Stojnić, Y. Kalantidis, G. Tolias, "Label Propagation for Zero-shot Classification with
+       Vision-Language Models", CVPR 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Y = rng.normal(size=(3, 16)); X = Y[rng.integers(3, size=60)] + 0.5 * rng.normal(size=(60, 16))
+    >>> P = zlap(X, Y)
+    >>> P.shape, bool(np.allclose(P.sum(1), 1)), float((P.argmax(1) == (X @ Y.T).argmax(1)).mean()) > 0.5
+    ((60, 3), True, True)
+    """
     Xn, Yn, _ = _inputs(X, Y)
     n, m = Xn.shape[0], Yn.shape[0]
     check_scalar(alpha, 'alpha', low=0, high=1, high_open=True)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 from geotter.core import predict
 from geotter.transductive import transclip_zs, zlap, zlap_graph, normalized_adjacency, stata
@@ -190,3 +190,93 @@ def test_stata_unpredicted_classes_keep_their_anchor(batch):
     none = torch.bincount(z_last.argmax(1), minlength=len(T)) == 0
     var0 = _anchor_variance(F, T, log_yhat.exp(), _variance_floor(F, 1e-3)[0])
     assert torch.equal(mu[none], T[none]) and torch.equal(var[none], var0.expand_as(var)[none])
+
+
+# ------------------------------------------------------------------ references from the documented equations
+def _brute_neighbours(F, k, include_self):
+    "The k most cosine-similar rows of each row of F (self first, or excluded), by a full sort."
+    S = F @ F.T
+    np.fill_diagonal(S, np.inf if include_self else -np.inf)
+    return np.argsort(-S, 1, kind='stable')[:, :k]
+
+
+def _softmax(Z): Z = Z - Z.max(1, keepdims=True); E = np.exp(Z); return E / E.sum(1, keepdims=True)
+
+
+def transclip_reference(X, Y, k, lam, T, max_iter, z_iter, n_confident, var_floor, normalize_means, s=50.0):
+    "TransCLIP-ZS's block iterations written out densely in numpy from the notebook's update equations."
+    F, Yn = X / np.linalg.norm(X, axis=1, keepdims=True), Y / np.linalg.norm(Y, axis=1, keepdims=True)
+    n, d = F.shape
+    log_yhat = np.log(_softmax(F @ Yn.T / T))
+    idx = _brute_neighbours(F, k, False)
+    W = np.zeros((n, n)); W[np.arange(n)[:, None], idx] = (F[:, None, :] * F[idx]).sum(-1)
+    Ws = W + W.T
+    v = F.var(0); floor = max(var_floor * v[v > 0].mean(), np.finfo(float).tiny ** 0.5); d_eff = max(1, int((v > floor).sum()))
+    z = np.exp(log_yhat)
+    top = np.argsort(-z, 0, kind='stable')[:n_confident]
+    mu = np.stack([(F[top[:, c]] * z[top[:, c], c:c + 1]).mean(0) for c in range(len(Yn))])
+    mu /= np.linalg.norm(mu, axis=1, keepdims=True)
+    var = np.full(d, max(1 / d_eff, floor))
+    for it in range(max_iter + 1):
+        ll = -0.5 * (((F[:, None, :] - mu[None]) ** 2 / var).sum(-1) + np.log(var).sum())
+        for _ in range(z_iter): z = _softmax(lam * log_yhat + ll / s + Ws @ z / (2 * k))
+        if it == max_iter: break
+        mu = z.T @ F / z.sum(0)[:, None]
+        if normalize_means: mu /= np.linalg.norm(mu, axis=1, keepdims=True)
+        var = np.maximum((z[:, :, None] * (F[:, None, :] - mu[None]) ** 2).sum((0, 1)) / n, floor)
+    return z
+
+
+@given(batch=batches(min_n=10, max_n=30), lam=st.sampled_from([0.5, 1.0, 2.0]), normalize=st.booleans(),
+       z_iter=st.integers(1, 3), max_iter=st.integers(0, 3))
+def test_transclip_matches_its_equations(batch, lam, normalize, z_iter, max_iter):
+    "Every option (lam != 1 included) changes the result exactly as the update equations say."
+    X, Y = batch
+    X = X + 1e-3 * np.random.default_rng(len(X)).normal(size=X.shape)    # no exact k-NN ties
+    assume((np.abs(X).sum(1) > 0).all())
+    T = 0.5                                       # unsaturated text predictions: no ties among the most confident samples
+    got = transclip_zs(X, Y, k=3, lam=lam, temperature=T, max_iter=max_iter, z_iter=z_iter, n_confident=4, normalize_means=normalize)
+    want = transclip_reference(X, Y, 3, lam, T, max_iter, z_iter, 4, 1e-3, normalize)
+    np.testing.assert_allclose(got, want, atol=1e-8)
+
+
+def zlap_reference(X, Y, k, gamma, alpha, include_self=True):
+    "ZLaP's scores from the definition: dense graph, D^-1/2 W D^-1/2 without self-loops, (I - alpha S)^-1, per-sample normalization."
+    Xn, Yn = X / np.linalg.norm(X, axis=1, keepdims=True), Y / np.linalg.norm(Y, axis=1, keepdims=True)
+    n, m = len(Xn), len(Yn); N = n + m
+    W = np.zeros((N, N))
+    for i, nb in enumerate(_brute_neighbours(Xn, k, include_self)):
+        for j in nb:
+            if j != i: W[m + i, m + j] += max(0.0, Xn[i] @ Xn[j])
+        cos = Xn[i] @ Yn.T
+        for c in np.argsort(-cos, kind='stable')[:min(k, m)]: W[m + i, c] += max(0.0, cos[c]) ** gamma
+    W = W + W.T
+    deg = W.sum(1); dm = 1 / np.sqrt(np.where(deg > 0, deg, 1))
+    S = dm[:, None] * W * dm[None]
+    Z = np.linalg.inv(np.eye(N) - alpha * S)[m:, :m].clip(0)
+    tot = Z.sum(1, keepdims=True)
+    return np.where(tot > 0, Z / np.where(tot > 0, tot, 1), _softmax(Xn @ Yn.T / 0.01))
+
+
+@pytest.mark.filterwarnings('ignore:.*no path to a class node')
+@given(batch=batches(max_n=25), gamma=st.sampled_from([1.0, 3.0, 5.0]), alpha=st.sampled_from([0.2, 0.5, 0.8]),
+       k=st.integers(2, 4), include_self=st.booleans())
+def test_zlap_matches_its_definition(batch, gamma, alpha, k, include_self):
+    "The graph (sample-sample cos, sample-class cos^gamma, symmetrized) and the propagation, against a dense inverse."
+    X, Y = batch
+    X = X + 1e-3 * np.random.default_rng(len(X)).normal(size=X.shape)    # no exact k-NN ties
+    got = zlap(X, Y, k=k, gamma=gamma, alpha=alpha, include_self=include_self, tol=1e-13, max_iter=1000)
+    want = zlap_reference(X, Y, k, gamma, alpha, include_self)
+    np.testing.assert_allclose(got, want, atol=1e-7)
+
+
+@pytest.mark.parametrize('name', ['transclip_zs', 'zlap'])
+def test_docstring_examples(name):
+    "The Examples section of the public entry points runs and gives what it shows."
+    import doctest
+    import geotter.transductive as mod
+    tests = doctest.DocTestFinder().find(getattr(mod, name), name, globs=vars(mod).copy())
+    assert tests and tests[0].examples, f"{name} has no Examples"
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for t in tests: runner.run(t)
+    assert runner.failures == 0
