@@ -3,6 +3,7 @@
     python bench/solvers.py reg      # bench/results/perf_solvers_reg.csv: Sinkhorn convergence per reg on the shipped tasks
     python bench/solvers.py otter    # bench/results/perf_solvers_otter.csv: otter (dense, sparse) vs ot.emd, 50,000 x 1,000
     python bench/solvers.py pot      # bench/results/perf_solvers_pot.csv: sinkhorn / sinkhorn_unbalanced vs POT (torch)
+    python bench/solvers.py shapes   # bench/results/perf_solvers_shapes.csv: emd vs ot.emd for n << m, n ~ m, n >> m and four priors
 
 Timings are measured side by side in one run, one thread, and reported as ratios; nothing here is a test.
 """
@@ -90,6 +91,42 @@ def bench_otter(sizes=((50_000, 1_000),), seeds=(0, 1, 2), repeats=3):
     df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_otter.csv', index=False)
     return df
 
+# ---------------------------------------------------------------- emd vs ot.emd in every batch shape
+SHAPES = ((64, 1000), (50, 5000), (200, 5000), (500, 2000), (1000, 1000), (2000, 2000), (1000, 200), (5000, 1000))
+PRIORS = ('uniform', 'dirichlet', 'sparse', 'counts')
+
+def shape_prior(name, m, labels, rng):
+    "The class prior of one benchmark row: uniform, Dirichlet(1), sparse (70% of the classes at 0), or the batch's label counts."
+    if name == 'uniform': return np.full(m, 1 / m)
+    if name == 'dirichlet': return rng.dirichlet(np.ones(m))
+    if name == 'sparse':
+        p = rng.dirichlet(np.ones(m)) * (rng.random(m) < 0.3); p[rng.integers(m)] += 1e-3
+        return p / p.sum()
+    return class_prior(labels, m)
+
+def bench_shapes(shapes=SHAPES, priors=PRIORS, repeats=3, seed=0):
+    "emd and ot.emd on the same float64 cost -log softmax(100 cos), warm, interleaved; ratio = time of ot.emd / time of emd."
+    import ot
+    emd(np.random.default_rng(0).random((6, 3)))                     # compile (or load) the solver outside the timings
+    rows = []
+    for n, m in shapes:
+        L, _, lab = clip_like(n, m, d=256, seed=seed)
+        C, a = nll_cost(L), np.full(n, 1 / n)
+        rng = np.random.default_rng(seed)
+        for prior in priors:
+            b = shape_prior(prior, m, lab, rng)
+            t_emd, t_pot = [], []
+            for _ in range(repeats):
+                P, t = _timed(emd, C, 'uniform', b); t_emd.append(t)
+                G, t = _timed(ot.emd, a, b, C, numItermax=10**9); t_pot.append(t)
+            obj, ref = float((P * C).sum()), float((G * C).sum())
+            rows.append(dict(n=n, m=m, prior=prior, zeros=int((b == 0).sum()), emd_s=min(t_emd), ot_emd_s=min(t_pot),
+                             ratio=min(t_pot) / min(t_emd), rel_obj_diff=abs(obj - ref) / abs(ref),
+                             marginal_err=float(np.abs(P.sum(0) - b).max() + np.abs(P.sum(1) - a).max())))
+            print(rows[-1], flush=True)
+    df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_shapes.csv', index=False)
+    return df
+
 # ---------------------------------------------------------------- ours vs POT's torch backend
 def bench_pot(sizes=((2_000, 10), (10_000, 100)), reg=0.1, rho=0.1, repeats=1):
     "sinkhorn vs ot.sinkhorn(method='sinkhorn_log') and sinkhorn_unbalanced vs ot.unbalanced, torch float64 tensors, same tolerance."
@@ -128,3 +165,4 @@ if __name__ == '__main__':
     if what in ('reg', 'all'): print(bench_reg().to_string())
     if what in ('otter', 'all'): print(bench_otter().to_string())
     if what in ('pot', 'all'): print(bench_pot().to_string())
+    if what in ('shapes', 'all'): print(bench_shapes().to_string())

@@ -116,6 +116,7 @@ def plan_posteriors(plan,               # (n, m) non-negative transport plan (or
 def class_duals(cost,                   # (n, m) cost C of the transport problem
                 plan,                   # (n, m) an optimal (exact) plan for `cost`
                 tol:float=1e-12,        # entries above tol * max(plan) count as the support
+                v=None,                 # (m,) the plan's class duals from `emd(..., log=True)`, or None
                )->Array:                # (m,) class potentials g, centred; -inf for classes without mass
     r"Class dual potentials of an exact OT plan: the centre of $\{g:\ g_k-g_j\le\min_{i:\pi_{ij}>0}(C_{ik}-C_{ij})\}$."
     C = check_matrix(cost, 'cost', dtype=torch.float64)
@@ -123,12 +124,14 @@ def class_duals(cost,                   # (n, m) cost C of the transport problem
     sup = P > tol * P.max()
     act = torch.nonzero(sup.any(0))[:, 0]
     W = torch.stack([(C[sup[:, j]] - C[sup[:, j]][:, j:j + 1]).min(0).values[act] for j in act.tolist()])
-    D = W.clone(); D.fill_diagonal_(0)
+    v0 = torch.zeros(len(act), dtype=torch.float64, device=C.device) if v is None else as_tensor(v, torch.float64, C.device, 'v')[act]
+    D = W - v0[None, :] + v0[:, None]; D.fill_diagonal_(0)      # reduced by the solver's duals: >= 0 if they certify the plan
     for k in range(len(act)): D = torch.minimum(D, D[:, k:k + 1] + D[k:k + 1, :])     # Floyd–Warshall
-    if (D.diagonal() < -1e-9 * max(1.0, C.abs().max().item())).any():
+    neg = -1e-9 * max(1.0, C.abs().max().item())
+    if (D.diagonal() < neg).any() or (v is not None and (D < neg).any()):    # given duals: no arc may be negative
         warnings.warn("class_duals: negative cycle on the plan's support; the plan is not optimal for this cost")
     g = torch.full((C.shape[1],), -float('inf'), dtype=torch.float64, device=C.device)
-    ga = 0.5 * (D.mean(0) - D.mean(1)); g[act] = ga - ga.mean()
+    ga = v0 + 0.5 * (D.mean(0) - D.mean(1)); g[act] = ga - ga.mean()
     return like_input(g.to(as_tensor(cost).dtype), cost)
 
 # %% ../nbs/21_calibration.ipynb #a593db5e
@@ -182,9 +185,9 @@ def _otter_model(method, theta, prior)->PosteriorModel:
     "The zero-shot or OTTER-derived posterior map on the zero-shot logits `theta`."
     if method == 'zs': return PosteriorModel(method, logits=theta)
     if method == 'otter-entropic': return PosteriorModel(method, logits=theta, prior=np.asarray(check_prior(prior, theta.shape[1])))
-    C = nll_cost(theta); P = solve_ot(C, prior)
+    C = nll_cost(theta); P, lg = solve_ot(C, prior, log=True)
     if method == 'otter-plan': return PosteriorModel(method, plan=P)
-    return PosteriorModel(method, logits=theta + class_duals(C, P))
+    return PosteriorModel(method, logits=theta + class_duals(C, P, v=lg['v']))
 
 # %% ../nbs/21_calibration.ipynb #9f9efb22
 def posterior_models(task:Task,         # the batch (labels unused)

@@ -16,7 +16,7 @@ import torch
 from numba.extending import intrinsic
 
 from .core import *
-from .exact import _ent_new, _ent_del   # the entry pool's link and unlink, shared with the dense exact solver
+from .exact import _ssp   # successive shortest paths on candidate lists: the exact solver's, dense or not
 
 # %% auto #0
 __all__ = ['row_blocks', 'map_row_blocks', 'nearest_centroid', 'fused_cost_rows', 'candidate_classes', 'candidate_ot',
@@ -98,112 +98,6 @@ def candidate_classes(C:torch.Tensor, # (b, m) cost of a block of rows
 # %% ../nbs/05_chunked.ipynb #b0330a35
 _njit = numba.njit(cache='__file__' in globals(), nogil=True)   # cache only when imported from the module
 
-@_njit
-def _w_add(j, e, i, q, indptr, cls, cst, W, Wa):
-    "Row j of W takes the moves of entry e (sample i on its candidate q): W[j, k] = min C_ik - C_ij."
-    cij = cst[q]
-    for p in range(indptr[i], indptr[i + 1]):
-        k = cls[p]; val = cst[p] - cij
-        if val < W[j, k]: W[j, k] = val; Wa[j, k] = e
-
-@_njit
-def _w_row(j, head, nxt, ent_s, ent_q, indptr, cls, cst, W, Wa):
-    "Row j of W from scratch, over the entries of class j."
-    W[j, :] = np.inf; Wa[j, :] = -1
-    e = head[j]
-    while e >= 0:
-        _w_add(j, e, ent_s[e], ent_q[e], indptr, cls, cst, W, Wa)
-        e = nxt[e]
-
-# %% ../nbs/05_chunked.ipynb #d55372e3
-@_njit
-def _shortest_path(W, Wa, v, exc, head, tol, dist, done, pred):
-    "Dijkstra from the most overfull class over W+v_j-v_k up to the first underfull class; pred = entry moved in."
-    m = W.shape[0]
-    dist[:] = np.inf; done[:] = False; pred[:] = -1
-    dist[np.argmax(exc)] = 0.0
-    while True:
-        j = -1; dj = np.inf
-        for k in range(m):
-            if not done[k] and dist[k] < dj: dj = dist[k]; j = k
-        if j < 0: return -1                       # no underfull class reachable: candidates too few
-        done[j] = True
-        if exc[j] < -tol: return j
-        if head[j] < 0: continue
-        for k in range(m):
-            if done[k] or Wa[j, k] < 0: continue
-            nd = dj + max(W[j, k] + v[j] - v[k], 0.0)
-            if nd < dist[k]: dist[k] = nd; pred[k] = Wa[j, k]
-
-# %% ../nbs/05_chunked.ipynb #ce361f91
-@_njit
-def _link(i, q, c, x, ent_s, ent_q, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree):
-    "A free entry for (sample i, candidate q of class c, mass x), linked into its class and sample lists."
-    f, nfree = _ent_new(i, c, x, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
-    ent_q[f] = q
-    return f, nfree
-
-# %% ../nbs/05_chunked.ipynb #5b2b15c5
-@_njit
-def _move(path, L, delta, kk, indptr, cls, cst, W, Wa, exc, dirty, tol, ent_s, ent_q, ent_c, ent_x,
-          head, nxt, prv, shead, snext, free, nfree):
-    "Move `delta` along the path's entries (each row leaves its class for the next one); returns nfree (-1: pool full)."
-    for r in range(L):
-        e = path[r]; i = ent_s[e]; j = ent_c[e]
-        f = shead[i]
-        while f >= 0 and ent_c[f] != kk: f = snext[f]
-        if f < 0:
-            if nfree == 0: return -1
-            q = indptr[i]
-            while cls[q] != kk: q += 1
-            f, nfree = _link(i, q, kk, 0.0, ent_s, ent_q, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
-            _w_add(kk, f, i, q, indptr, cls, cst, W, Wa)
-        ent_x[f] += delta; ent_x[e] -= delta
-        if ent_x[e] <= tol:                       # an emptied entry leaves; its rounding residue moves too
-            ent_x[f] += ent_x[e]; exc[j] -= ent_x[e]; exc[kk] += ent_x[e]
-            nfree = _ent_del(e, ent_s, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
-            dirty[j] = True
-        kk = j
-    return nfree
-
-# %% ../nbs/05_chunked.ipynb #768c00c9
-@_njit
-def _ssp_candidates(indptr, cls, cst, s, v, tol, max_aug, cap):
-    "Successive shortest paths for unit rows restricted to their candidates: entries, potentials, paths, status."
-    n = indptr.shape[0] - 1; m = s.shape[0]
-    ent_s = np.empty(cap, np.int64); ent_q = np.empty(cap, np.int64); ent_c = np.empty(cap, np.int64)
-    ent_x = np.zeros(cap); nxt = -np.ones(cap, np.int64); prv = -np.ones(cap, np.int64)
-    snext = -np.ones(cap, np.int64); head = -np.ones(m, np.int64); shead = -np.ones(n, np.int64)
-    free = np.arange(cap - 1, -1, -1); nfree = cap; exc = -s.copy()
-    for i in range(n):                            # each row on its cheapest candidate under v
-        bq = indptr[i]
-        for q in range(indptr[i] + 1, indptr[i + 1]):
-            if cst[q] - v[cls[q]] < cst[bq] - v[cls[bq]]: bq = q
-        f, nfree = _link(i, bq, cls[bq], 1.0, ent_s, ent_q, ent_c, ent_x, head, nxt, prv, shead, snext, free, nfree)
-        exc[cls[bq]] += 1.0
-    W = np.empty((m, m)); Wa = np.empty((m, m), np.int64)
-    for j in range(m): _w_row(j, head, nxt, ent_s, ent_q, indptr, cls, cst, W, Wa)
-    dist = np.empty(m); done = np.zeros(m, np.bool_); pred = -np.ones(m, np.int64)
-    dirty = np.zeros(m, np.bool_); path = np.empty(m, np.int64); naug = 0
-    while exc.max() > tol:
-        naug += 1
-        if naug > max_aug: return ent_s, ent_q, ent_x, v, naug, -3
-        t = _shortest_path(W, Wa, v, exc, head, tol, dist, done, pred)
-        if t < 0: return ent_s, ent_q, ent_x, v, naug, -1
-        for j in range(m):                        # Johnson: reduced weights stay >= 0
-            if done[j] and dist[j] < dist[t]: v[j] += dist[j] - dist[t]
-        L = 0; k = t; delta = -exc[t]
-        while pred[k] >= 0:
-            path[L] = pred[k]; delta = min(delta, ent_x[pred[k]]); k = ent_c[pred[k]]; L += 1
-        src = k; delta = min(delta, exc[src])
-        nfree = _move(path, L, delta, t, indptr, cls, cst, W, Wa, exc, dirty, tol, ent_s, ent_q, ent_c, ent_x,
-                      head, nxt, prv, shead, snext, free, nfree)
-        if nfree < 0: return ent_s, ent_q, ent_x, v, naug, -2
-        exc[src] -= delta; exc[t] += delta
-        for j in range(m):
-            if dirty[j]: _w_row(j, head, nxt, ent_s, ent_q, indptr, cls, cst, W, Wa); dirty[j] = False
-    return ent_s, ent_q, ent_x, v, naug, 0
-
 # %% ../nbs/05_chunked.ipynb #841e394b
 @_njit
 def _csr_take(indptr, cls, cst, rows):
@@ -226,13 +120,8 @@ def _capacities(nu:np.ndarray, n:int)->np.ndarray:
 def _ssp_run(indptr, cls, cst, nu, v0):
     "One solve from potentials v0: (rows, candidate slots, masses, potentials, paths, status)."
     n, m = len(indptr) - 1, len(nu)
-    s, cap, tol = _capacities(nu, n), n + 4 * m + 64, 1e-12 * max(1.0, n)
-    while True:
-        es, eq, ex, v, naug, status = _ssp_candidates(indptr, cls, cst, s, v0.copy(), tol, 50 * (n + m), cap)
-        if status != -2: break
-        cap *= 2                                   # entry pool full: more split rows than foreseen
-    live = ex > 0
-    return es[live], eq[live], ex[live], v, naug, status
+    es, eq, _, ex, v, naug, status = _ssp(indptr, cls, cst, 1.0, np.ones(n), _capacities(nu, n), v0, 1e-12 * max(1.0, n), 0.0, 50 * (n + m))
+    return es, eq, ex, v, naug, status
 
 def _warm_potentials(indptr, cls, cst, nu, rng, base:int=20_000, ratio:int=8)->np.ndarray:
     "Class potentials of the same problem on a random 1/ratio of the rows (recursively); zeros below `base` rows."

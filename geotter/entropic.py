@@ -84,7 +84,73 @@ def sinkhorn(cost,                   # (n, m) cost matrix C
              dtype:torch.dtype=torch.float32, # computation dtype: torch.float32 or torch.float64
              log:bool=False,         # also return a dict with potentials f, g, error and iteration counts
             ):                       # (n, m) plan in `dtype` on cost's device [, log dict]
-    r"Entropic OT $\min_\pi\langle\pi,C\rangle+\varepsilon\sum\pi(\log\pi-1)$ by log-domain Sinkhorn with $\varepsilon$-scaling [4-7]."
+    r"""Entropic optimal transport by log-domain Sinkhorn iterations with $\varepsilon$-scaling.
+
+    $$\pi^\varepsilon=\arg\min_{\pi\in\Pi(\mathbf a,\mathbf b)}\ \langle\pi,C\rangle+\varepsilon\sum_{ij}\pi_{ij}(\log\pi_{ij}-1),
+    \qquad \pi^\varepsilon_{ij}=\exp\big((f_i+g_j-C_{ij})/\varepsilon\big)$$
+
+    The potentials are updated alternately, $f_i\leftarrow\varepsilon\log a_i-\varepsilon\,\mathrm{LSE}_j((g_j-C_{ij})/\varepsilon)$ and
+    $g_j\leftarrow\varepsilon\log b_j-\varepsilon\,\mathrm{LSE}_i((f_i-C_{ij})/\varepsilon)$ [4, 5], in the log domain (no overflow at
+    any $\varepsilon$), with $\varepsilon$ halved from the cost's spread down to `reg` [6, 7]. The iterations stop when the
+    row sums are within `tol` (L1) and end on a row update: the plan's rows are exact, its columns within `tol`.
+    A float32 plan that misses its marginals is recomputed in float64; a plan that still misses them comes with
+    a warning naming `max_iter` and `reg`. Zero weights in `a` or `b` give zero rows or columns.
+
+    Parameters
+    ----------
+    cost : (n, m) array-like or torch.Tensor
+        Cost matrix $C$, finite; numpy in gives numpy out, a tensor keeps its device.
+    a : (n,) array-like or 'uniform', optional
+        Source weights in the simplex. Default: $1/n$ each.
+    b : (m,) array-like or 'uniform', optional
+        Target weights in the simplex (e.g. a class prior). Default: $1/m$ each.
+    reg : float, optional
+        Entropic weight $\varepsilon>0$, absolute, in the units of the cost (POT's convention). Default
+        `DEFAULT_REG` = 0.1.
+    max_iter : int, optional
+        Iteration cap at the final `reg`.
+    tol : float, optional
+        Stop when the L1 error of the row sums is at most `tol`.
+    eps_scaling : float in (0, 1) or None, optional
+        Factor of the $\varepsilon$ schedule; None starts at `reg`.
+    init : pair of arrays (f (n,), g (m,)), optional
+        Warm start from the potentials of an earlier `log=True` call.
+    dtype : torch.float32 or torch.float64, optional
+        Computation and output dtype.
+    log : bool, optional
+        Also return a dict of potentials and iteration counts.
+
+    Returns
+    -------
+    plan : (n, m) array or torch.Tensor
+        The entropic plan, rows summing to `a` exactly, columns to `b` within `tol`, in `dtype`.
+    log : dict, only if `log`
+        'f' (n,) and 'g' (m,) potentials for `cost` ($-\infty$ where a weight is zero), 'err' the row error at the
+        stop, 'marginal_err' the measured L1 error of the returned plan, 'n_iter' (final stage) and
+        'n_iter_total' (all stages and attempts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geotter.entropic import sinkhorn
+    >>> sinkhorn(np.array([[0., 1.], [1., 0.]]), reg=1.0).round(3)
+    array([[0.366, 0.134],
+           [0.134, 0.366]], dtype=float32)
+
+    References
+    ----------
+    .. [4] M. Cuturi. Sinkhorn Distances: Lightspeed Computation of Optimal Transport. NeurIPS 2013.
+    .. [5] R. Sinkhorn. Diagonal equivalence to matrices with prescribed row and column sums. American
+       Mathematical Monthly 74(4), 1967.
+    .. [6] B. Schmitzer. Stabilized sparse scaling algorithms for entropy regularized transport problems. SIAM
+       Journal on Scientific Computing 41(3), 2019.
+    .. [7] J. Feydy. Geometric data analysis, beyond convolutions. PhD thesis, Université Paris-Saclay, 2020.
+
+    See Also
+    --------
+    sinkhorn_unbalanced : the class marginal only KL-penalised.
+    geotter.exact.emd : the unregularised (exact) problem.
+    """
     return _entropic_ot(cost, a, b, reg, math.inf, max_iter, tol, eps_scaling, init, dtype, log, 'sinkhorn')
 
 # %% ../nbs/03_entropic.ipynb #f0000012
@@ -129,12 +195,14 @@ def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, 
 
 # %% ../nbs/03_entropic.ipynb #f0000014
 def _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, eps_scaling, init, dtype)->dict:
-    "Potentials and plan of the row-centred problem on the support, in `dtype`, with the plan's measured marginal error."
+    "Potentials and plan (exact rows) of the row-centred problem on the support, in `dtype`, with its measured marginal error."
     C = C.to(dtype)
     if init is not None: init = (init[0].to(dtype), init[1].to(dtype))
     lb = b[ci].to(dtype).log() if rho > 0 else C.new_zeros(len(ci))
-    f, g, err, it, total = _sinkhorn_potentials(C, a[ri].to(dtype).log(), lb, reg, max_iter, tol, eps_scaling, init, rho)
-    P = torch.exp((f[:, None] + g[None, :] - C) / reg)
+    la = a[ri].to(dtype).log()
+    f, g, err, it, total = _sinkhorn_potentials(C, la, lb, reg, max_iter, tol, eps_scaling, init, rho)
+    Z = (g[None, :] - C) / reg                    # end on a row update: rows a_i softmax_j((g_j - C_ij) / reg), exact
+    f = reg * (la - torch.logsumexp(Z, dim=1)); P = torch.softmax(Z, dim=1).mul_(la.exp()[:, None])
     merr = _marginal_error(P, a[ri], b[ci], rho == math.inf)
     return dict(P=P, f=f, g=g, err=err, it=it, total=total, merr=merr if math.isfinite(merr) else math.inf)
 
@@ -169,6 +237,55 @@ def sinkhorn_unbalanced(cost,                 # (n, m) cost matrix C
                         dtype:torch.dtype=torch.float32,
                         log:bool=False,       # also return potentials and iteration counts
                        ):                     # (n, m) plan, rows summing to a [, log dict]
-    r"Semi-relaxed entropic OT $\min_{\pi\mathbf 1=a}\langle\pi,C\rangle+\varepsilon\sum\pi(\log\pi-1)+\rho\,\mathrm{KL}(\pi^\top\mathbf 1\|b)$ [12]."
+    r"""Semi-relaxed entropic optimal transport: exact rows, a KL-penalised class marginal.
+
+    $$\pi^\rho=\arg\min_{\pi\ge0,\ \pi\mathbf 1_m=\mathbf a}\ \langle\pi,C\rangle+\varepsilon\sum_{ij}\pi_{ij}(\log\pi_{ij}-1)
+    +\rho\,\mathrm{KL}(\pi^\top\mathbf 1_n\,\|\,\mathbf b)$$
+
+    Sinkhorn's iterations with the column update damped by $\kappa=\rho/(\rho+\varepsilon)$ [12]:
+    $g_j\leftarrow\kappa\,\varepsilon\,[\log b_j-\mathrm{LSE}_i((f_i-C_{ij})/\varepsilon)]$, same log domain, $\varepsilon$-scaling and
+    stopping rule as `sinkhorn`; the rows of the plan are exact (every sample keeps its mass $a_i$), the class
+    totals move towards `b` as `rho` grows. `rho=math.inf` is balanced Sinkhorn; `rho=0` ignores `b`
+    ($\pi_{ij}=a_i\,\mathrm{softmax}_j(-C_{i\cdot}/\varepsilon)$). This is POT's
+    `ot.unbalanced.sinkhorn_unbalanced(a, b, C, reg, reg_m=(inf, rho))` in torch [13, 15].
+
+    Parameters
+    ----------
+    cost : (n, m) array-like or torch.Tensor
+        Cost matrix $C$, finite.
+    a : (n,) array-like or 'uniform', optional
+        Source weights, kept exactly. Default: $1/n$ each.
+    b : (m,) array-like or 'uniform', optional
+        Target weights, KL-penalised (a class with $b_j=0$ receives nothing unless `rho` is 0). Default: $1/m$ each.
+    reg : float, optional
+        Entropic weight $\varepsilon>0$ in cost units. Default `DEFAULT_REG` = 0.1.
+    rho : float in [0, inf], optional
+        Strength of the class marginal, in cost units. Default `DEFAULT_RHO` = 0.1.
+    max_iter, tol, eps_scaling, init, dtype, log
+        As in `sinkhorn`.
+
+    Returns
+    -------
+    plan : (n, m) array or torch.Tensor
+        Rows summing to `a` exactly, in `dtype`.
+    log : dict, only if `log`
+        As in `sinkhorn`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geotter.entropic import sinkhorn_unbalanced
+    >>> P = sinkhorn_unbalanced(np.array([[0., 2.], [0., 2.]]), b=[.5, .5], reg=0.1, rho=0.1)
+    >>> P.sum(1), P.sum(0).round(3)
+    (array([0.5, 0.5], dtype=float32), array([1., 0.], dtype=float32))
+
+    References
+    ----------
+    .. [12] L. Chizat, G. Peyré, B. Schmitzer, F.-X. Vialard. Scaling algorithms for unbalanced optimal transport
+       problems. Mathematics of Computation 87(314), 2018.
+    .. [13] C. Frogner, C. Zhang, H. Mobahi, M. Araya-Polo, T. Poggio. Learning with a Wasserstein loss. NeurIPS 2015.
+    .. [15] K. Le, H. Nguyen, Q. M. Nguyen, T. Pham, H. Bui, N. Ho. On robust optimal transport: computational
+       complexity and barycenter computation. NeurIPS 2021.
+    """
     rho = _check_rho(rho)
     return _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, 'sinkhorn_unbalanced')

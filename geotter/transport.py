@@ -40,7 +40,7 @@ def project_plan(plan,                  # (n, m) non-negative matrix T (e.g. a s
         if len(empty): raise ValueError(f"plan {what} {int(empty[0])} is all zeros but needs mass {w[empty[0]].item():.3g}; no projection exists")
     T64 = T.to(torch.float64)
     cost = -torch.log(T64.clamp_min(1e-300))
-    P = sinkhorn(cost, a, b, 1.0, tol=tol, max_iter=max_iter, eps_scaling=None, dtype=torch.float64)
+    P = sinkhorn(cost.T, b, a, 1.0, tol=tol, max_iter=max_iter, eps_scaling=None, dtype=torch.float64).T  # exact columns
     return like_input(torch.where(T64 > 0, P, 0.0).to(T.dtype), plan)
 
 # %% ../nbs/04_transport.ipynb #d24a19f5
@@ -54,7 +54,49 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
              rho:float|None=None,   # class-marginal strength for 'unbalanced' (None: DEFAULT_RHO); an error otherwise
              **kw,                  # further options of `emd`, `sinkhorn` or `sinkhorn_unbalanced`
             )->Array:               # (n, m) plan with rows summing to 1/n and columns to nu (near nu: 'unbalanced')
-    "Optimal transport of uniform sample mass $1/n$ to the class prior $\\nu$ (OTTER's problem)."
+    r"""Optimal transport of the batch (mass $1/n$ per sample) to a class prior: the problem of OTTER and GeoTTER.
+
+    $$\pi^\star\in\arg\min_{\pi\in\Pi(\frac1n\mathbf 1_n,\,\boldsymbol\nu)}\ \langle\pi, C\rangle$$
+
+    solved exactly (`solver='emd'`, `'fast'`, `'pot'`: `geotter.exact.emd`) or with an entropic term
+    (`'sinkhorn'`: `sinkhorn` at weight `reg`; `'unbalanced'`: `sinkhorn_unbalanced`, whose class marginal is only
+    KL-penalised with strength `rho`, for priors that may be wrong) [1, 2].
+
+    Parameters
+    ----------
+    cost : (n, m) array-like or torch.Tensor
+        Cost of sending sample $i$ to class $j$.
+    prior : (m,) array-like or 'uniform', optional
+        Class prior $\boldsymbol\nu$ in the simplex; zeros allowed (classes absent from the batch).
+    solver : {'emd', 'fast', 'pot', 'sinkhorn', 'unbalanced'}, optional
+        'emd' is `emd(solver='auto')`, the default exact solver.
+    reg : float or None, optional
+        Entropic weight for 'sinkhorn' and 'unbalanced', in cost units (None: `DEFAULT_REG`); ignored otherwise.
+    rho : float or None, optional
+        Class-marginal strength for 'unbalanced' (None: `DEFAULT_RHO`); an error with any other solver.
+    **kw
+        Further options of `emd` (`sparse`, `log`, `maximize`, `fallback`, ...), `sinkhorn` or `sinkhorn_unbalanced`.
+
+    Returns
+    -------
+    plan : (n, m) array or torch.Tensor (sparse with `sparse=True`)
+        Rows summing to $1/n$; columns to $\boldsymbol\nu$ (within `tol` for 'sinkhorn', near it for 'unbalanced').
+        `(plan, log)` with `log=True`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geotter.transport import solve_ot
+    >>> solve_ot(np.array([[0., 1.], [0., 2.]]), [.5, .5])
+    array([[0. , 0.5],
+           [0.5, 0. ]])
+
+    References
+    ----------
+    .. [1] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala. OTTER: Effortless Label Distribution Adaptation of
+       Zero-shot Models. NeurIPS 2024.
+    .. [2] G. Peyré, M. Cuturi. Computational Optimal Transport. Foundations and Trends in Machine Learning 11(5-6), 2019.
+    """
     C = check_cost(cost)
     nu = check_prior(prior, C.shape[1])
     check_choice(solver, 'solver', SOLVERS)
@@ -72,7 +114,46 @@ def otter(logits,                   # (n, m) zero-shot logits
           reg:float|None=None,      # entropic weight for 'sinkhorn' / 'unbalanced'
           **kw,                     # further `solve_ot` options (e.g. rho for solver='unbalanced')
          )->Array:                  # (n, m) OTTER plan; `predict(plan)` gives the labels
-    "OTTER [1]: optimal transport of the batch to the prior with cost $-\\log\\mathrm{softmax}(\\theta)$."
+    r"""OTTER: optimal transport of the batch to the class prior with the zero-shot cost $-\log\mathrm{softmax}(\theta)$ [1].
+
+    $$\pi^\star\in\arg\min_{\pi\in\Pi(\frac1n\mathbf 1_n,\,\boldsymbol\nu)}\ \langle\pi,-\log\mathrm{softmax}(\theta)\rangle,
+    \qquad \hat y_i=\arg\max_j\pi^\star_{ij}\ \ (\texttt{predict(plan)})$$
+
+    The exact solvers compute $\arg\max_\pi\langle\pi,\theta\rangle$ instead, the same plans: the row constants
+    $\mathrm{LSE}_k\theta_{ik}$ add the same amount to every plan's cost, so no $n\times m$ log-softmax is formed and the
+    exact plan does not depend on the logits' temperature. The entropic solvers use $-\log\mathrm{softmax}(\theta)$.
+
+    Parameters
+    ----------
+    logits : (n, m) array-like or torch.Tensor
+        Zero-shot logits $\theta$ (e.g. `zero_shot_logits(X, Y)`, CLIP's scale $\cos/0.01$).
+    prior : (m,) array-like or 'uniform', optional
+        Class prior $\boldsymbol\nu$ (zeros allowed).
+    solver : {'emd', 'fast', 'pot', 'sinkhorn', 'unbalanced'}, optional
+        As in `solve_ot`.
+    reg : float or None, optional
+        Entropic weight for 'sinkhorn' and 'unbalanced' (None: `DEFAULT_REG`).
+    **kw
+        Further `solve_ot` options (`rho`, `sparse`, `log`, `fallback`, ...).
+
+    Returns
+    -------
+    plan : (n, m) array or torch.Tensor
+        The OTTER plan, in the logits' type; `predict(plan)` gives the labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geotter.core import predict
+    >>> from geotter.transport import otter
+    >>> predict(otter(np.array([[3., 1.], [2., 1.], [0., 1.]]), [2 / 3, 1 / 3]))
+    array([0, 0, 1])
+
+    References
+    ----------
+    .. [1] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala. OTTER: Effortless Label Distribution Adaptation of
+       Zero-shot Models. NeurIPS 2024.
+    """
     L = check_cost(logits, 'logits')
     check_choice(solver, 'solver', SOLVERS)
     # the exact plan is the same for -θ (row constants LSE(θ_i) only shift the objective): no log-softmax, and the
