@@ -430,6 +430,7 @@ def _check_neighbors(neighbors, n:int)->np.ndarray:
     if nb.min() < 0 or nb.max() >= n: raise ValueError(f"neighbors has indices in [{nb.min()}, {nb.max()}]; expected [0, {n})")
     return np.sort(nb.astype(np.int64), axis=1)
 
+# %% ../nbs/05_chunked.ipynb #9ba1d06d
 def smooth_sparse(plan,               # (n, m) sparse plan (scipy sparse, float32 or float64)
                   neighbors,          # (n, k) neighbour indices of each row (e.g. `knn_indices`)
                   alpha:float,        # weight kept on a row's own mass, in [0, 1]

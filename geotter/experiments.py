@@ -361,7 +361,7 @@ def _grid_row(task, beta, k, alpha, steps, seed, pred):
     return dict(task=task.name, beta=float(beta), k=int(k), alpha=float(alpha), steps=int(steps), seed=int(seed),
                 accuracy=100 * accuracy(task.labels, pred), balanced_accuracy=100 * balanced_accuracy(task.labels, pred))
 
-# %% ../nbs/17_experiments.ipynb #aa7d7eb1
+# %% ../nbs/17_experiments.ipynb #faf332b2
 _GRID_AXES = dict(beta='betas', k='ks', alpha='alphas', steps='max_steps', seed='seeds')
 
 def _grid_options(kwargs:dict)->tuple:
