@@ -216,7 +216,7 @@ def bench_dask(n:int=200_000, m:int=1000, d:int=512, k:int=7, block_rows:int=25_
     call on the in-memory array, on one geometry (k-means on a sample, IVF k-NN), measured side by side."""
     import dask.array as da
     from distributed import Client, LocalCluster
-    from geotter.chunked import geotter_chunked
+    from geotter.method import geotter_chunked
     X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)
     geo = million_geometry(X, m, k)
     cent, nbrs = geo['kmeans'][3], geo['knn'][3]
@@ -239,7 +239,7 @@ def bench_dask(n:int=200_000, m:int=1000, d:int=512, k:int=7, block_rows:int=25_
 def bench_million(n:int=1_000_000, m:int=1000, d:int=512, k:int=7, chunk_rows:int=32_768, nprobe:int=2,
                   name:str='perf_million.csv')->pd.DataFrame:
     "GeoTTER at n rows with the chunked path: time and peak memory (above entry, and the process maximum) per step."
-    from geotter.chunked import geotter_chunked
+    from geotter.method import geotter_chunked
     X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)   # tighter class clusters than make_batch
     print(f'batch {X.shape} ready, RSS max {_max_rss_mb():.0f} MB', flush=True)
     steps = million_geometry(X, m, k, nprobe=nprobe)

@@ -29,7 +29,7 @@ def reg_tasks():
     "(task name, labels, OTTER cost, GeoTTER fused cost (temperature 0.1), prior) for the shipped tasks."
     from geotter.data import load_task, LOGIT_TASKS
     from geotter.synthetic import make_long_tail
-    from geotter.method import geotter_cost, geotter_inputs
+    from geotter.method import prepare, geotter_inputs
     tasks = [load_task('wordnet-sample'), make_long_tail(seed=0)]
     for name in LOGIT_TASKS:
         try: tasks.append(load_task(name))
@@ -38,7 +38,7 @@ def reg_tasks():
         prior = t.prior
         C_otter = nll_cost(t.zero_shot_logits(0.01))
         X, Y, L = geotter_inputs(t.X, t.Y, t.logits, 0.1)
-        C_geo = geotter_cost(X, Y, prior, temperature=0.1, logits=L).numpy()
+        C_geo = prepare(X, Y, temperature=0.1, logits=L).cost(prior).numpy()
         yield t.name, t.labels, C_otter, C_geo, prior
 
 def bench_reg(regs=(0.01, 0.02, 0.05, 0.1, 0.2)):

@@ -18,8 +18,8 @@ _EXPORTS = {
     'marginals': ('marginal_errors', 'prior_at_tv', 'partial_batches'),
     'calibration': ('posteriors', 'expected_calibration_error', 'calibration_scores', 'reliability_diagram', 'class_duals'),
     'prompts': ('ensemble_embeddings',),
-    'defaults': ('data_driven_defaults', 'estimate_noise'),
-    'streaming': ('StreamingGeoTTER', 'stream_predict', 'online_em_prior'),
+    'noise': ('data_driven_defaults', 'estimate_noise'),
+    'streaming': ('StreamingGeoTTER', 'stream_predict'),
 }
 _loaded = False
 

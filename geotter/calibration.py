@@ -16,8 +16,7 @@ from .baselines import prior_shift
 from .transport import solve_ot
 from .graph import graph_smooth
 from .method import PAPER_DEFAULTS, split_options, prepare_task
-from .experiments import ResultStore
-from .marginals import unit_key, stored_rows
+from .experiments import ResultStore, unit_key, stored_rows
 
 # %% auto #0
 __all__ = ['NLL_FLOOR', 'ZS_TEMPERATURE', 'POSTERIORS', 'calibration_bins', 'expected_calibration_error', 'nll', 'brier',

@@ -202,9 +202,8 @@ RESULTS_HELP = "$GEOTTER_RESULTS/{0}, else ./geotter_results/{0}"
 
 def results_dir(name:str)->Path:
     "The folder `name` under the results root (`geotter.experiments.results_root`)."
-    from geotter import experiments
-    if hasattr(experiments, 'results_root'): return Path(experiments.results_root()) / name
-    return Path(os.environ.get('GEOTTER_RESULTS', 'geotter_results')) / name
+    from geotter.experiments import results_root
+    return results_root() / name
 
 # %% ../nbs/24_cli.ipynb #5913e677
 def imbalance(prior)->str:

@@ -14,7 +14,7 @@ from .core import *
 from .graph import faiss_module, faiss_threads
 
 # %% auto #0
-__all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'kmeans',
+__all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'lloyd', 'kmeans',
            'cluster_cost', 'fuse_costs']
 
 # %% ../nbs/07_cluster.ipynb #7129a3bf
@@ -68,13 +68,19 @@ def _seeds(X:torch.Tensor, K:int, init:str, rng:np.random.Generator)->torch.Tens
     return X[np.sort(rng.choice(X.shape[0], K, replace=False))].clone()
 
 # %% ../nbs/07_cluster.ipynb #21b98d96
-def _lloyd_torch(X, C, max_iter, max_block):
-    "Lloyd rounds from centres C: (centres, nearest-centre assignment, inertia)."
-    assign, d2 = _sq_dists_argmin(X, C, max_block)
+def _means(X, assign, C, counts=None):
+    "Each centre moved to the mean of its rows, the centre itself weighing `counts` rows (None: an empty cluster stays)."
+    sums = torch.zeros_like(C).index_add_(0, assign, X)
+    n_k = torch.bincount(assign, minlength=C.shape[0]).to(X.dtype)
+    if counts is None: return torch.where(n_k[:, None] > 0, sums / n_k.clamp_min(1)[:, None], C)
+    tot = counts + n_k
+    return torch.where(tot[:, None] > 0, (counts[:, None] * C + sums) / tot.clamp_min(1e-300)[:, None], C)
+
+def _lloyd(X, C, max_iter, max_block, counts=None):
+    "Lloyd rounds from centres C (weighing `counts` samples each): (centres, nearest-centre assignment, inertia)."
+    C0, (assign, d2) = C, _sq_dists_argmin(X, C, max_block)
     for _ in range(max_iter):
-        sums = torch.zeros_like(C).index_add_(0, assign, X)
-        counts = torch.bincount(assign, minlength=C.shape[0]).to(X.dtype)
-        C = torch.where(counts[:, None] > 0, sums / counts.clamp_min(1)[:, None], C)
+        C = _means(X, assign, C if counts is None else C0, counts)
         new, d2 = _sq_dists_argmin(X, C, max_block)
         if torch.equal(new, assign): break
         assign = new
@@ -93,6 +99,22 @@ def _lloyd_faiss(X, C, max_iter, seed):
         D, I = km.index.search(A, 1)
     as_t = lambda a, **kw: torch.as_tensor(a, device=X.device, **kw)
     return as_t(km.centroids, dtype=X.dtype), as_t(I[:, 0], dtype=torch.int64), float(D.sum())
+
+# %% ../nbs/07_cluster.ipynb #38fd58c4
+def lloyd(X,                          # (n, d) rows
+          centres,                    # (K, d) starting centres c^0
+          counts=None,                # (K,) samples already behind each starting centre (None: plain Lloyd)
+          max_iter:int=20,            # rounds at most
+          max_block:int=2**24,        # most distances held at once
+         ):                           # (centres (K, d), assignment (n,) int64), like X
+    r"Lloyd rounds from `centres`, each centre moving to $\frac{N_kc^0_k+\sum_{z(i)=k}x_i}{N_k+n_k}$; rows are not re-normalized."
+    Xt = check_matrix(X, 'X')
+    C = check_matrix(centres, 'centres', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
+    N = None if counts is None else as_tensor(counts, dtype=Xt.dtype, device=Xt.device, name='counts')
+    if N is not None and (N.shape != (C.shape[0],) or not bool((N >= 0).all())):
+        raise ValueError(f"counts has shape {tuple(N.shape)}; expected ({C.shape[0]},) non-negative sample counts")
+    C, z, _ = _lloyd(Xt, C, _int(max_iter, 'max_iter'), _int(max_block, 'max_block'), N)
+    return like_input(C, X), like_input(z, X)
 
 # %% ../nbs/07_cluster.ipynb #04ad7bbd
 KMEANS_TRAIN_PER_CLUSTER = 256    # 'auto' training rows per cluster (faiss's max_points_per_centroid)
@@ -129,7 +151,7 @@ def _restart(Xt:torch.Tensor, o:dict, s:int):
     Xs = Xt if rows is None else Xt[torch.as_tensor(rows, device=Xt.device)]
     C0 = _seeds(Xs, o['K'], o['init'], rng)
     C, assign, inertia = (_lloyd_faiss(Xs, C0, o['max_iter'], s) if o['method'] == 'faiss'
-                          else _lloyd_torch(Xs, C0, o['max_iter'], o['max_block']))
+                          else _lloyd(Xs, C0, o['max_iter'], o['max_block']))
     if rows is not None:
         assign, d2 = _sq_dists_argmin(Xt, C, o['max_block']); inertia = float(d2.sum())
     return inertia, C, assign

@@ -21,8 +21,7 @@ import torch
 from . import __version__
 from .core import *
 from .transport import DEFAULT_REG
-from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare_task, split_options
-from .graph import knn_graph, graph_smooth, row_normalize
+from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare_task, split_options, smooth_plan
 from .priors import em_prior, bbse_prior, total_variation
 from .labelfree import label_free_predict
 from .synthetic import make_long_tail
@@ -32,11 +31,11 @@ from .data import load_task
 __all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'METHOD_LABELS', 'COLUMN_LABELS', 'SEEDED_METHODS',
            'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K', 'GRID_ALPHA', 'MULTI_STEPS', 'BASELINE_OPTIONS', 'MAX_N',
            'task_dataset', 'dataset_key', 'task_backbone', 'subsample', 'load_tasks', 'tasks_note', 'results_root',
-           'array_checksum', 'task_checksum', 'config_key', 'ResultStore', 'predict_method', 'run_jobs',
-           'run_benchmark', 'table1', 'format_table', 'backbone_tables', 'gains', 'config_grid', 'grid_prepare',
-           'grid_unit', 'grid_scores', 'lodo_select', 'lodo', 'lodo_results', 'cfgs_ablation', 'plot_sweeps',
-           'plot_iterations', 'run_lodo', 'run_table1', 'run_ablations', 'prior_estimates', 'label_free_eval',
-           'run_label_free']
+           'array_checksum', 'task_checksum', 'config_key', 'ResultStore', 'unit_key', 'stored_rows', 'predict_method',
+           'run_jobs', 'run_benchmark', 'table1', 'format_table', 'backbone_tables', 'gains', 'config_grid',
+           'grid_prepare', 'grid_unit', 'grid_scores', 'lodo_select', 'lodo', 'lodo_results', 'cfgs_ablation',
+           'plot_sweeps', 'plot_iterations', 'run_lodo', 'run_table1', 'run_ablations', 'prior_estimates',
+           'label_free_eval', 'run_label_free']
 
 # %% ../nbs/17_experiments.ipynb #e6c30909
 DEFAULT_TASKS = ('wordnet-sample', 'wordnet-nouns', 'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2',
@@ -165,6 +164,25 @@ class ResultStore:
         if len(old) and list(new.columns) != list(old.columns):
             pd.concat([old, new], ignore_index=True).to_csv(self.path, index=False)
         else: new.to_csv(self.path, mode='a', header=not len(old), index=False)
+
+# %% ../nbs/17_experiments.ipynb #edd903c3
+def unit_key(study:str,                  # name of the study, e.g. 'partial'
+             task:Task,                  # the task the unit runs on (its name and checksum enter the key)
+             **config,                   # everything else the rows depend on (JSON-able)
+            )->str:                      # 16 hex digits
+    "Key of one unit of a study's rows: study, task name and checksum, configuration and package version."
+    return config_key(study=study, task=task.name, checksum=task_checksum(task), version=__version__, **config)
+
+def stored_rows(store:ResultStore,       # where the rows are kept
+                key:str,                 # `unit_key` of the unit
+                make,                    # () -> list of row dicts, run only if `key` is not stored yet
+               )->list:                  # the unit's rows, each with its 'key'
+    "The rows stored under `key`, or `make()`'s rows, stored under `key` first."
+    f = store.frame()
+    if 'key' in f and (f.key == key).any(): return f[f.key == key].to_dict('records')
+    rows = [dict(r, key=key) for r in make()]
+    store.append(rows)
+    return rows
 
 # %% ../nbs/17_experiments.ipynb #398e1fb4
 _BASELINES = ('zs', 'pm', 'otter', 'fpm', 'sinkhorn')
@@ -343,6 +361,15 @@ def _grid_row(task, beta, k, alpha, steps, seed, pred):
     return dict(task=task.name, beta=float(beta), k=int(k), alpha=float(alpha), steps=int(steps), seed=int(seed),
                 accuracy=100 * accuracy(task.labels, pred), balanced_accuracy=100 * balanced_accuracy(task.labels, pred))
 
+# %% ../nbs/17_experiments.ipynb #faf332b2
+_GRID_AXES = dict(beta='betas', k='ks', alpha='alphas', steps='max_steps', seed='seeds')
+
+def _grid_options(kwargs:dict)->tuple:
+    "The grid's further GeoTTER options, split for `prepare` and `adapt`; an axis of the grid among them is an error."
+    for name, axis in _GRID_AXES.items():
+        if name in kwargs: raise ValueError(f"{name}={kwargs[name]!r} is an axis of the grid; set {axis}= instead")
+    return split_options(kwargs)
+
 # %% ../nbs/17_experiments.ipynb #0562babb
 def grid_unit(task:Task,                # the batch (labels are used only to score)
               beta:float,               # cluster-cost weight
@@ -356,18 +383,18 @@ def grid_unit(task:Task,                # the batch (labels are used only to sco
               **kwargs,                 # further GeoTTER options (prior_weight, n_init, ...)
              )->list:                   # score rows (task, beta, k, alpha, steps, seed, accuracy, balanced_accuracy)
     "Scores of GeoTTER (true label ratio) for one beta and seed and every k, alpha and L, from one OT solve."
-    geometry, transport = split_options(kwargs)
+    geometry, transport = _grid_options(kwargs)
     prep = grid_prepare(task, seed, ks, temperature, include_self, **geometry) if prepared is None else prepared
     if prep.n != len(task.labels) or prep.config['seed'] != seed:
         raise ValueError(f"prepared has n={prep.n}, seed={prep.config['seed']}; expected n={len(task.labels)}, seed={seed}")
     P = as_tensor(prep.adapt(task.prior, alpha=1.0, beta=beta, **transport).ot_plan)
     rows = [_grid_row(task, beta, 0, 1.0, 0, seed, P.argmax(1).numpy())]
     for k in ks:
-        A_hat = row_normalize(prep.graph(k).to(P.dtype))                  # D^-1 A once per k, not once per step
+        G = prep.graph(k)                                                  # the graph `adapt` smooths over
         for a in alphas:
             T = P
             for s in range(1, max_steps + 1):
-                T = a * T + (1 - a) * (A_hat @ T)                              # one step of `graph_smooth` (Eq. 2)
+                T = smooth_plan(T, G, a, 1)                                    # one more step of `adapt`'s smoothing (Eq. 2)
                 rows.append(_grid_row(task, beta, k, a, s, seed, T.argmax(1).numpy()))
     return rows
 
@@ -385,6 +412,7 @@ def grid_scores(tasks:list,             # Task objects
                )->pd.DataFrame:         # one row per task, beta, k, alpha, steps, seed
     "GeoTTER's scores on the (beta, k, alpha, L) grid for every task and seed, cached per (task, beta, seed)."
     from joblib import delayed
+    _grid_options(kwargs)                                         # an axis of the grid among the options: an error
     store = ResultStore(None if out is None else Path(out) / 'grid.csv')
     done, keys, jobs = store.keys(), [], []
     for task in tasks:
@@ -402,7 +430,7 @@ def grid_scores(tasks:list,             # Task objects
 # %% ../nbs/17_experiments.ipynb #1b2b69f3
 def _grid_job(task, seed, todo, ks, alphas, max_steps, kwargs):
     "Rows of every (beta, key) in `todo` for one task and seed, on one prepared geometry."
-    geometry, _ = split_options(kwargs)
+    geometry, _ = _grid_options(kwargs)
     prep = grid_prepare(task, seed, ks, **geometry)
     return [dict(key=key, **r) for b, key in todo for r in grid_unit(task, b, seed, ks, alphas, max_steps, prepared=prep, **kwargs)]
 

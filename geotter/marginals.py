@@ -5,27 +5,24 @@
 # %% ../nbs/19_marginals.ipynb #9aadef3f
 from __future__ import annotations
 import math
-import os
 import numbers
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
-from . import __version__
 from .core import *
 from .transport import otter, DEFAULT_RHO
 from .method import PAPER_DEFAULTS, Prepared, prepare_task
 from .priors import total_variation
-from .experiments import ResultStore, config_key, task_checksum, results_root
+from .experiments import ResultStore, unit_key, stored_rows
 
 # %% auto #0
 __all__ = ['BUCKETS', 'TV_ERRORS', 'STUDY_REG', 'PRESERVE_OPTIONS', 'marginal_errors', 'batch_parts', 'geotter_labels',
            'prior_at_tv', 'partial_batch', 'partial_batches', 'batch_priors', 'robust_options', 'take', 'partial_unit',
-           'partial_task', 'results_path', 'unit_key', 'stored_rows', 'partial_eval', 'worst_mean', 'summarize',
-           'plot_tv_curve', 'plot_buckets', 'preserve_unit', 'preserve_eval']
+           'partial_task', 'partial_eval', 'worst_mean', 'summarize', 'plot_tv_curve', 'plot_buckets', 'preserve_unit',
+           'preserve_eval']
 
 # %% ../nbs/19_marginals.ipynb #6583319f
 def marginal_errors(plan,               # (n, m) plan, rows summing to 1/n
@@ -181,30 +178,6 @@ def partial_task(task:Task,              # the pool the batches are drawn from
         info = dict(task=task.name, bucket=bucket, batch=i, n=len(idx), n_present=len(np.unique(sub.labels)))
         out += [dict(info, **r) for r in partial_unit(sub, pri, options, seed)]
     return out
-
-# %% ../nbs/19_marginals.ipynb #96a194ef
-def results_path(*parts:str)->Path:      # e.g. 'marginals', 'preserve.csv'
-    "A path under the one results root: `$GEOTTER_RESULTS`, default `./geotter_results`."
-    return results_root().joinpath(*parts)
-
-# %% ../nbs/19_marginals.ipynb #edd903c3
-def unit_key(study:str,                  # name of the study, e.g. 'partial'
-             task:Task,                  # the task the unit runs on (its name and checksum enter the key)
-             **config,                   # everything else the rows depend on (JSON-able)
-            )->str:                      # 16 hex digits
-    "Key of one unit of a study's rows: study, task name and checksum, configuration and package version."
-    return config_key(study=study, task=task.name, checksum=task_checksum(task), version=__version__, **config)
-
-def stored_rows(store:ResultStore,       # where the rows are kept
-                key:str,                 # `unit_key` of the unit
-                make,                    # () -> list of row dicts, run only if `key` is not stored yet
-               )->list:                  # the unit's rows, each with its 'key'
-    "The rows stored under `key`, or `make()`'s rows, stored under `key` first."
-    f = store.frame()
-    if 'key' in f and (f.key == key).any(): return f[f.key == key].to_dict('records')
-    rows = [dict(r, key=key) for r in make()]
-    store.append(rows)
-    return rows
 
 # %% ../nbs/19_marginals.ipynb #8c126e31
 def partial_eval(tasks:list,             # Task objects

@@ -4,25 +4,27 @@
 
 # %% ../nbs/09_method.ipynb #ff48ee1f
 from __future__ import annotations
-import functools
-import numbers
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from .core import *
-from .transport import solve_ot, project_plan
-from .graph import knn_indices, graph_smooth, neighbour_graph
-from .cluster import kmeans, fuse_costs
+from .baselines import prior_matching, fenchel_prior_matching
+from .transport import solve_ot, project_plan, otter
+from .chunked import SparsePlan, sparse_ot, smooth_sparse, sparse_argmax
+from .graph import KNN_METHODS, knn_indices, graph_smooth, neighbour_graph
+from .cluster import kmeans, nearest_centres
+from .noise import data_driven_defaults
 from .transductive import transclip_zs, zlap
-from .chunked import geotter_chunked
 
 # %% auto #0
-__all__ = ['PAPER_DEFAULTS', 'REFERENCE_CODE', 'PRESERVE_PRIOR', 'CHUNKED_ENTRIES', 'GEOMETRY_OPTIONS', 'METHODS', 'PRIOR_FREE',
-           'GeoTTERResult', 'ot_cost', 'Prepared', 'mp_quantile', 'noise_floor', 'estimate_noise', 'cost_scale',
-           'fused_beta', 'data_driven_defaults', 'transport_and_smooth', 'prepare', 'split_options', 'geotter',
-           'geotter_cost', 'logit_features', 'geotter_inputs', 'prepare_task', 'geotter_on_task', 'run_method']
+__all__ = ['PAPER_DEFAULTS', 'REFERENCE_CODE', 'PRESERVE_PRIOR', 'CHUNKED_ENTRIES', 'BACKENDS', 'GEOMETRY_OPTIONS', 'METHODS',
+           'PRIOR_FREE', 'GeoTTERResult', 'cluster_table', 'fused_cost', 'BlockCost', 'transport', 'smooth_plan',
+           'transport_and_smooth', 'Prepared', 'prepare', 'split_options', 'geotter', 'logit_features',
+           'geotter_chunked', 'geotter_inputs', 'prepare_task', 'geotter_on_task', 'run_method']
 
 # %% ../nbs/09_method.ipynb #8b917e3b
 PAPER_DEFAULTS = dict(temperature=0.1, beta=0.3, k=7, alpha=0.3, steps=1, include_self=False, prior_weight=0.0)
@@ -31,12 +33,14 @@ REFERENCE_CODE = dict(temperature=0.1, beta=0.3, k=5, alpha=0.7, steps=1, includ
 # %% ../nbs/09_method.ipynb #3c5e0928
 @dataclass
 class GeoTTERResult:
-    "Output of `geotter`: labels, final and unsmoothed plans, fused cost and configuration."
+    "Output of `Prepared.adapt`, `geotter` and `geotter_chunked`: labels, final and OT plans, cost, configuration."
     labels:Array                 # (n,) predicted classes argmax_j T_ij
-    plan:Array                   # (n, m) smoothed plan T^(L) (projected if preserve_prior='project')
-    ot_plan:Array                # (n, m) OT plan before smoothing
-    cost:Array                   # (n, m) cost transported: fused C_final (graph-smoothed if preserve_prior='cost')
+    plan:object                  # (n, m) smoothed plan T^(L): dense like X, or CSR on the chunked backend
+    ot_plan:object               # (n, m) OT plan before smoothing (same type as plan)
+    cost:Array|None              # (n, m) cost transported: fused C_final (graph-smoothed if preserve_prior='cost'); None if chunked
     config:dict=field(default_factory=dict)
+    ot:SparsePlan|None=field(default=None, repr=False)            # chunked backend: the exact solver's certificate
+    timings:dict=field(default_factory=dict, repr=False, compare=False)   # seconds per step
 
     @property
     def class_mass(self)->Array:
@@ -46,270 +50,84 @@ class GeoTTERResult:
         n, m = self.plan.shape
         return f"GeoTTERResult(n={n}, m={m}, config={self.config})"
 
-# %% ../nbs/09_method.ipynb #7a07f868
-def ot_cost(logits,                   # (n, m) logits theta of the OT cost
-            prior=None,               # (m,) target prior (used only when prior_weight != 0)
-            prior_weight:float=0.0,   # lambda of lambda*log(prior) added to the logits (reference code: 1)
-           )->torch.Tensor:           # (n, m) C = -log softmax(theta + lambda log nu)
-    r"OTTER's cost $C_{ij}=-\log\mathrm{softmax}(\theta_i+\lambda\log\nu)_j$, in the log domain."
-    theta = as_tensor(logits)
-    if prior_weight: theta = theta + prior_weight * torch.log(as_tensor(prior, dtype=theta.dtype, device=theta.device) + 1e-12)
-    return -torch.log_softmax(theta, dim=1)
+# %% ../nbs/09_method.ipynb #eeaae664
+def cluster_table(centres:torch.Tensor,   # (K, d) k-means centres (any norm)
+                  Y:torch.Tensor,         # (m, d) unit class embeddings
+                 )->torch.Tensor:         # (K, m) 1 - cos(c_k, y_j)
+    r"The cluster cost of each centre, $C^{\text{cluster}}_{kj}=1-\cos(c_k,y_j)$, on validated tensors (unit `Y`)."
+    return 1 - l2_normalize(centres.to(Y), 'centres') @ Y.T
 
-# %% ../nbs/09_method.ipynb #295db4da
-@dataclass(eq=False)
-class Prepared:
-    "A test batch's geometry for GeoTTER, from `prepare`: unit embeddings, OT logits, and (once) clusters and neighbours."
-    X:torch.Tensor                    # (n, d) unit-norm sample embeddings (or logit features)
-    Y:torch.Tensor                    # (m, d) unit-norm class embeddings
-    logits:torch.Tensor               # (n, m) theta of the OT cost: cos(X, Y)/T, or the logits given
-    config:dict                       # temperature, beta, k, n_clusters, seed, n_init, include_self, knn_method
-    ref:object=field(default=None, repr=False)   # the caller's X: results come back in its type
-    own_logits:bool=field(default=False, repr=False)  # logits were given (not cos/T)
-    _memo:dict=field(default_factory=dict, repr=False)
+def fused_cost(theta:torch.Tensor,        # (b, m) logits of the OT cost for a block of rows
+               beta:float=0.0,            # weight of the cluster cost, in [0, 1]
+               table:torch.Tensor|None=None,    # (K, m) `cluster_table` (needed if beta > 0)
+               clusters:torch.Tensor|None=None, # (b,) k-means cluster of each row (needed if beta > 0)
+               log_prior:torch.Tensor|None=None, # (m,) lambda log(nu) added to the logits, or None
+              )->torch.Tensor:            # (b, m) fused cost
+    r"GeoTTER's cost $(1-\beta)[-\log\mathrm{softmax}(\theta_i+\lambda\log\nu)]_j+\beta\,C^{\text{cluster}}_{z(i)j}$ of a block of rows."
+    if log_prior is not None: theta = theta + log_prior
+    C = -torch.log_softmax(theta, dim=1)
+    return C if beta == 0 else (1 - beta) * C + beta * table[clusters]
 
-    def _once(self, key, make):
-        if key not in self._memo: self._memo[key] = make()
-        return self._memo[key]
+# %% ../nbs/09_method.ipynb #65a56d18
+class BlockCost:
+    "GeoTTER's fused cost of any block of rows of X (a picklable `cost_fn(block, start, rows)` for `sparse_ot`)."
+    def __init__(self, Y, temperature:float, beta:float=0.0, table=None, clusters=None, centres=None, log_prior=None,
+                 logits=None, unit_rows:bool=False):
+        self.Y, self.temperature, self.beta, self.table, self.log_prior = Y, temperature, beta, table, log_prior
+        self.clusters, self.centres, self.logits, self.unit_rows = clusters, centres, logits, unit_rows
     @property
-    def n(self)->int: return self.X.shape[0]
-    @property
-    def m(self)->int: return self.Y.shape[0]
-    def __repr__(self):
-        return f"Prepared(n={self.n}, m={self.m}, d={self.X.shape[1]}, config={self.config})"
+    def dtype(self)->torch.dtype: return self.Y.dtype
+    def _rows(self, block, rows):
+        Xb = as_tensor(block, dtype=self.Y.dtype, device=self.Y.device)     # the device of Y (e.g. a GPU)
+        if rows is not None: Xb = Xb[torch.as_tensor(rows, device=Xb.device)]
+        return Xb if self.unit_rows else l2_normalize(Xb, 'X')
+    def __call__(self, block, start:int, rows=None)->torch.Tensor:
+        idx = np.arange(start, start + len(block)) if rows is None else start + np.asarray(rows)
+        Xb = None if self.logits is not None and (not self.beta or self.clusters is not None) else self._rows(block, rows)
+        theta = self.logits[torch.as_tensor(idx)] if self.logits is not None else Xb @ self.Y.T / self.temperature
+        z = None if not self.beta else torch.as_tensor(self.clusters[idx]) if self.clusters is not None else nearest_centres(Xb, self.centres)
+        C = fused_cost(theta, self.beta, self.table, z, self.log_prior)
+        if not torch.isfinite(C.sum()): raise ValueError(f"X has NaN or infinite entries in rows {idx[0]}..{idx[-1]}")
+        return C
 
-# %% ../nbs/09_method.ipynb #482a8a69
-def _partition(prep:Prepared)->tuple:
-    "k-means centres (K, d) and clusters (n,) of the prepared rows, computed once."
-    c = prep.config
-    K = prep.m if c['n_clusters'] is None else c['n_clusters']
-    make = lambda: tuple(torch.as_tensor(t) for t in kmeans(prep.X, K, seed=c['seed'], n_init=c['n_init']))
-    return prep._once('partition', make)
+# %% ../nbs/09_method.ipynb #17d5e451
+def transport(cost,                       # (n, m) cost, or a `BlockCost` of the rows of X
+              prior,                      # (m,) class prior nu (float64 tensor) or 'uniform'
+              *,
+              X=None,                     # (n, d) the rows a `BlockCost` reads (numpy, torch or row-chunked dask)
+              solver:str='emd',           # as in `solve_ot`; a `BlockCost` takes 'emd' only
+              reg:float|None=None, rho:float|None=None, # entropic weight, unbalanced strength (`solve_ot`)
+              **kw,                       # `solve_ot` options (e.g. init, log), or `sparse_ot` options (chunk_rows, n_candidates, seed)
+             ):                           # dense plan (as `solve_ot` returns it), or a `SparsePlan`
+    r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` on a block cost."
+    if not isinstance(cost, BlockCost): return solve_ot(cost, prior, solver=solver, reg=reg, rho=rho, **kw)
+    if solver != 'emd': raise ValueError(f"solver={solver!r} on a block cost (backend='chunked'); expected solver='emd', the only chunked solver")
+    if X is None: raise ValueError("X is None; a block cost needs the rows it reads (X=)")
+    nu = check_prior(prior, cost.Y.shape[0])
+    return sparse_ot(X, cost, nu.cpu().numpy(), **kw)
 
-def _cluster_cost(prep:Prepared)->torch.Tensor:
-    r"$C^{\text{cluster}}_{ij}=1-\cos(c_{z(i)},y_j)$ of the prepared partition, computed once."
-    centres, z = _partition(prep)
-    return prep._once('cluster_cost', lambda: as_tensor(cosine_cost(centres, prep.Y))[z])
+# %% ../nbs/09_method.ipynb #dfcc3e23
+def _neighbour_lists(graph)->bool:
+    "True for (n, k) integer neighbour lists, False for an adjacency (sparse, or a dense float matrix)."
+    if sp.issparse(graph): return False
+    if is_tensor(graph): return graph.layout == torch.strided and not graph.is_floating_point()
+    return np.asarray(graph).dtype.kind in 'iu'
 
-Prepared.partition = property(_partition, doc="(centres (K, d), clusters (n,)) of k-means on X, computed on first use.")
-Prepared.clusters = property(lambda self: _partition(self)[1], doc="(n,) k-means cluster of each sample.")
-Prepared.cluster_cost = property(_cluster_cost, doc="(n, m) cluster cost of the prepared partition.")
-
-# %% ../nbs/09_method.ipynb #150bee65
-def _neighbours(prep:Prepared, k:int|None=None)->torch.Tensor:
-    "(n, k) neighbour lists, most similar first, from one search for the largest k asked."
-    k = prep.config['k'] if k is None else check_int(k, 'k', low=1)
-    have = prep._memo.get('neighbours')
-    if have is None or have.shape[1] < k:
-        c = prep.config
-        have = as_tensor(knn_indices(prep.X, check_k(k, prep.n), c['include_self'], method=c['knn_method']), dtype=torch.int64)
-        prep._memo['neighbours'] = have
-    return have[:, :k]
-
-def _graph(prep:Prepared, k:int|None=None)->torch.Tensor:
-    "Sparse (n, n) k-NN adjacency of the prepared rows."
-    return neighbour_graph(_neighbours(prep, k), prep.X.dtype)
-
-Prepared.neighbours, Prepared.graph = _neighbours, _graph
-
-# %% ../nbs/09_method.ipynb #c441b4eb
-@functools.lru_cache(maxsize=128)
-def _mp_cdf(gamma:float)->tuple:
-    "Grid and CDF of the Marchenko–Pastur law with ratio gamma in (0, 1] (unit variance)."
-    lo, hi = (1 - np.sqrt(gamma)) ** 2, (1 + np.sqrt(gamma)) ** 2
-    x = np.linspace(lo, hi, 40001)[1:-1]
-    f = np.sqrt(np.clip((hi - x) * (x - lo), 0, None)) / (2 * np.pi * gamma * x)
-    c = np.concatenate([[0.0], np.cumsum((f[1:] + f[:-1]) / 2 * np.diff(x))])
-    return x, c / c[-1]
-
-def mp_quantile(q:float,      # probability in [0, 1]
-                ratio:float,  # aspect ratio gamma = min(n, d) / max(n, d), in (0, 1]
-               )->float:      # q-quantile of the Marchenko–Pastur law (unit variance)
-    r"Quantile of the Marchenko–Pastur law on $[(1-\sqrt\gamma)^2,(1+\sqrt\gamma)^2]$ (numerical CDF inverse)."
-    check_scalar(q, 'q', low=0, high=1); check_scalar(ratio, 'ratio', low=0, high=1, low_open=True)
-    x, c = _mp_cdf(round(float(ratio), 6))
-    return float(np.interp(q, c, x))
-
-# %% ../nbs/09_method.ipynb #3d95ebb3
-def _spectrum(R:torch.Tensor)->np.ndarray:
-    "Eigenvalues of R^T R (or R R^T, the smaller), descending, float64."
-    G = R.T @ R if R.shape[1] <= R.shape[0] else R @ R.T
-    return torch.linalg.eigvalsh(G.double()).flip(0).clamp_min(0).cpu().numpy()
-
-def noise_floor(R,                  # (n, d) residuals (rows with their cluster mean removed)
-                n_eff:int|None=None,# degrees of freedom of the rows (default n; n - K after removing K means)
-                dim:int|None=None,  # dimension of the noise (default d; less if the data span a subspace)
-                max_iter:int=0,     # 0: median rule; > 0: refinements dropping eigenvalues above the bulk edge
-               )->float:            # per-dimension noise variance sigma_d^2
-    r"Per-dimension noise variance $\hat\sigma_d^2=\lambda_{\rm med}/\mu_\gamma$ of a residual matrix (Marchenko–Pastur median rule [2])."
-    Rt = check_matrix(R, 'R', dtype=torch.float64)
-    n_eff = Rt.shape[0] if n_eff is None else check_scalar(n_eff, 'n_eff', numbers.Integral, low=1)
-    dim = Rt.shape[1] if dim is None else check_scalar(dim, 'dim', numbers.Integral, low=1, high=Rt.shape[1])
-    check_scalar(max_iter, 'max_iter', numbers.Integral, low=0)
-    a, b = max(n_eff, dim), min(n_eff, dim)
-    ev = _spectrum(Rt)[:b] / a
-    if ev[0] <= 0: raise ValueError("R is all zeros; the noise level is 0 and the spectrum has no bulk")
-    s2, r = np.median(ev) / mp_quantile(0.5, b / a), 0
-    for _ in range(max_iter):
-        r_new = min(int((ev > 1.05 * s2 * (1 + np.sqrt(b / a)) ** 2).sum()), b - 1)
-        if r_new == r: break
-        r = r_new
-        s2 = np.median(ev[r:]) / mp_quantile(0.5 * (b - r) / b, b / a)
-    return float(s2)
-
-# %% ../nbs/09_method.ipynb #46a5cc07
-def _cluster_noise(R:torch.Tensor, z:torch.Tensor, K:int, dim:int, max_iter:int)->np.ndarray:
-    "Each cluster's own noise floor (NaN for clusters of fewer than 3 samples)."
-    out = np.full(K, np.nan)
-    for l in range(K):
-        Rl = R[z == l]
-        if len(Rl) >= 3 and bool((Rl != 0).any()): out[l] = noise_floor(Rl, len(Rl) - 1, min(dim, Rl.shape[1]), max_iter)
-    return out
-
-def _noise_dim(ev:np.ndarray, n:int, K:int, d:int)->int:
-    "Dimension of the noise: the residuals' numerical rank if it is below min(n - K, d), else d."
-    rank = int((ev > ev[0] * 1e-9).sum())
-    return rank if rank < min(n - K, d) else d
-
-# %% ../nbs/09_method.ipynb #543bfa60
-def _score_basis(Yn:torch.Tensor, R:torch.Tensor, dim:int)->torch.Tensor:
-    "Centred class embeddings P Y, projected on the residuals' span when the noise lives in a subspace."
-    Yc = Yn - Yn.mean(0)
-    if dim == R.shape[1]: return Yc
-    V = torch.linalg.eigh(R.T @ R)[1][:, -dim:]
-    return Yc @ V @ V.T
-
-def _partition_means(Xn:torch.Tensor, z:torch.Tensor, C:torch.Tensor)->torch.Tensor:
-    "Exact float64 means of the k-means partition (k-means may run in float32 via faiss); `C` for empty clusters."
-    counts = torch.bincount(z, minlength=C.shape[0]).to(Xn.dtype)
-    M = torch.zeros_like(C).index_add_(0, z, Xn) / counts.clamp_min(1)[:, None]
-    return torch.where(counts[:, None] > 0, M, C)
-
-def _pooled(sizes:torch.Tensor, values:torch.Tensor)->float:
-    return float((sizes * values).sum() / sizes.sum())
-
-# %% ../nbs/09_method.ipynb #710930cc
-def estimate_noise(X,                          # (n, d) sample embeddings (re-normalized)
-                   Y,                          # (m, d) class embeddings (re-normalized)
-                   n_clusters:int|None=None,   # k-means K (default m, as in `cluster_cost`)
-                   seed:int=0,                 # k-means seed
-                   n_init:int=1,               # k-means restarts
-                   max_iter:int=0,             # noise-floor refinements (0: median rule)
-                   partition=None,             # (centres, clusters) of a k-means already run (None: run it)
-                  )->dict:                     # sigma2, tau2 (pooled), other readings, per_cluster, assignment
-    r"Noise $\sigma^2$ and clean within-cluster spread $\tau^2$ of the scores, from the k-means residual spectrum (no labels)."
-    Xn, Yn = check_embeddings(X, Y)
-    Xn, Yn = Xn.double(), Yn.double()
-    n, d, m = *Xn.shape, Yn.shape[0]
-    K = m if n_clusters is None else check_scalar(n_clusters, 'n_clusters', numbers.Integral, low=1)
-    if n - K < 2: raise ValueError(f"n_clusters={K} with n={n} samples; expected n_clusters <= n - 2 (residual degrees of freedom)")
-    C, z = (torch.as_tensor(a) for a in (kmeans(Xn, K, seed=seed, n_init=n_init) if partition is None else partition))
-    C, z = _partition_means(Xn, z.to(Xn.device), C.to(Xn)), z.to(Xn.device)
-    R = Xn - C[z]
-    dim = _noise_dim(_spectrum(R), n, K, d)
-    s2d = noise_floor(R, n - K, dim, max_iter)
-    B = _score_basis(Yn, R, dim)
-    sigma2 = s2d * (float((B ** 2).sum()) - float(((Xn @ B.T) ** 2).sum(1).mean())) / m    # noise in the tangent plane
-    sizes = torch.bincount(z, minlength=K).double()
-    ss = torch.zeros(K, dtype=torch.float64).index_add_(0, z, ((R @ (Yn - Yn.mean(0)).T) ** 2).sum(1) / m)
-    within = ss / (sizes - 1).clamp_min(1)
-    tau2_l = (within - sigma2).clamp_min(0)
-    tau2_p = (C / C.norm(dim=1, keepdim=True).clamp_min(1e-12) @ Yn.T).var(1, unbiased=False)
-    tr_w = float((R ** 2).sum()) / (n - K)
-    per = dict(size=sizes, within=within, sigma2=torch.as_tensor(_cluster_noise(R, z, K, dim, max_iter)) * sigma2 / s2d,
-               tau2=tau2_l, beta_star=sigma2 / (sigma2 + tau2_l).clamp_min(1e-300), tau2_prototype=tau2_p, centroid_norm=C.norm(dim=1))
-    out = lambda t: like_input(t.to(Xn.dtype) if t.is_floating_point() else t, X)
-    return dict(sigma2=sigma2, tau2=max(float(ss.sum()) / (n - K) - sigma2, 0.0), sigma2_dim=s2d, dim=dim, n_clusters=K,
-                sigma2_embedding=s2d * dim, tau2_embedding=max(tr_w - s2d * dim, 0.0), tau2_prototype=_pooled(sizes, tau2_p),
-                per_cluster={k: out(v) for k, v in per.items()}, assignment=out(z), centroids=out(C))
-
-# %% ../nbs/09_method.ipynb #31048c91
-def cost_scale(X,                  # (n, d) sample embeddings (or logit features)
-               Y,                  # (m, d) class embeddings (one-hot for logit features)
-               centroid_norm,      # (K,) norms r_l of the k-means centroids of the unit rows
-               assignment,         # (n,) cluster of each sample
-               logits=None,        # (n, m) logits of GeoTTER's OT cost (None: cos/temperature)
-               temperature:float=0.1,
-              )->float:            # rho = median_i g_i r_z(i)
-    r"Scale $\rho=\mathrm{median}_i\,g_i r_{z(i)}$ of the OT cost's scores relative to the cluster cost's ($g_i=\lVert P\theta_i\rVert/\lVert Ps_i\rVert$)."
-    check_scalar(temperature, 'temperature', low=0, low_open=True)
-    Xn, Yn = check_embeddings(X, Y)
-    s = Xn @ Yn.T; s = s - s.mean(1, keepdim=True)
-    th = s / temperature if logits is None else check_matrix(logits, 'logits', rows=s.shape[0], cols=s.shape[1], dtype=s.dtype)
-    th = th - th.mean(1, keepdim=True)
-    r = as_tensor(centroid_norm, dtype=s.dtype)[torch.as_tensor(np.asarray(assignment.cpu() if is_tensor(assignment) else assignment))]
-    g = th.norm(dim=1) / s.norm(dim=1)
-    return float(torch.nanmedian((g * r)[s.norm(dim=1) > 0]))
-
-def fused_beta(w:float,            # shrinkage weight on the cluster mean, in [0, 1]
-               scale:float,        # rho from `cost_scale`, > 0
-              )->float:            # GeoTTER's beta realising w
-    r"GeoTTER's $\beta=\rho w/(\rho w+1-w)$ that gives the cluster mean the weight $w$ on the common score scale."
-    check_scalar(w, 'w', low=0, high=1); check_scalar(scale, 'scale', low=0, low_open=True)
-    return 1.0 if w == 1 else scale * w / (scale * w + 1 - w)
-
-# %% ../nbs/09_method.ipynb #02f85f99
-def _shrinkage_weight(sigma2:float, tau2:float)->float:
-    r"James–Stein weight $w^\star=\sigma^2/(\sigma^2+\tau^2)$ (Thm. C.2)."
-    if sigma2 + tau2 <= 0: raise ValueError("sigma2 + tau2 = 0: the batch has no spread; the data-driven beta is undefined")
-    return sigma2 / (sigma2 + tau2)
-
-# %% ../nbs/09_method.ipynb #218dc857
-def data_driven_defaults(X,                      # (n, d) sample embeddings, or logit features (see `geotter_inputs`)
-                         Y,                      # (m, d) class embeddings (one-hot for logit features)
-                         logits=None,            # (n, m) logits of GeoTTER's OT cost, as passed to `geotter` (None: cos/T)
-                         *,
-                         k:int=7,                # neighbours of the smoothing graph (alpha* = 1/(1+k))
-                         temperature:float=0.1,  # GeoTTER's T (sets the OT cost's scale)
-                         n_clusters:int|None=None, # k-means K, as in `geotter`
-                         seed:int=0,             # k-means seed, as in `geotter`
-                         n_init:int=1,           # k-means restarts, as in `geotter`
-                         scale_match:bool=True,  # map w* to GeoTTER's cost scale (False: the paper's beta = w*)
-                         max_iter:int=0,         # noise-floor refinements (0: median rule)
-                         partition=None,         # (centres, clusters) of GeoTTER's k-means (None: run it)
-                        )->dict:                 # beta, alpha, beta_star, sigma2, tau2, scale, k, estimates
-    r"$(\beta,\alpha)$ from Sec. 5.3's closed forms with $\sigma^2,\tau^2$ estimated from the batch (no labels)."
-    check_scalar(k, 'k', numbers.Integral, low=1)
-    est = estimate_noise(X, Y, n_clusters=n_clusters, seed=seed, n_init=n_init, max_iter=max_iter, partition=partition)
-    w, alpha = _shrinkage_weight(est['sigma2'], est['tau2']), 1 / (1 + k)
-    rho = cost_scale(X, Y, est['per_cluster']['centroid_norm'], est['assignment'], logits, temperature)
-    beta = fused_beta(w, rho) if scale_match else w
-    return dict(beta=float(beta), alpha=float(alpha), beta_star=float(w), sigma2=est['sigma2'], tau2=est['tau2'],
-                scale=rho, k=k, estimates=est)
-
-# %% ../nbs/09_method.ipynb #c1a4b552
-def _auto_beta(prep:Prepared)->float:
-    "The data-driven beta of the prepared batch (Sec. 5.3), computed once on its k-means partition."
-    c = prep.config
-    if prep.logits is None: raise ValueError(f"beta='auto' on a batch of n*m > CHUNKED_ENTRIES={CHUNKED_ENTRIES} entries; pass a number")
-    make = lambda: data_driven_defaults(prep.X, prep.Y, prep.logits if prep.own_logits else None, k=c['k'],
-                                        temperature=c['temperature'], n_clusters=c['n_clusters'], seed=c['seed'],
-                                        n_init=c['n_init'], partition=_partition(prep))['beta']
-    return prep._once('auto_beta', make)
-
-def _weight(v, name:str, auto):
-    "A weight in [0, 1], or 'auto' replaced by `auto()`."
-    if isinstance(v, str):
-        if v != 'auto': raise ValueError(f"{name}={v!r}; expected a number in [0, 1] or 'auto'")
-        return auto()
-    return check_scalar(v, name, low=0, high=1)
-
-# %% ../nbs/09_method.ipynb #f5a89f22
-def _cost(prep:Prepared, prior=None, *, beta=None, prior_weight:float=0.0)->torch.Tensor:
-    "The fused cost (n, m) of the prepared batch for `prior` (which enters only through `prior_weight`)."
-    if prep.logits is None: raise ValueError(f"this batch (n*m > CHUNKED_ENTRIES={CHUNKED_ENTRIES}) is prepared for the chunked path, which never holds the dense cost; use adapt")
-    beta = _weight(prep.config['beta'] if beta is None else beta, 'beta', lambda: _auto_beta(prep))
-    nu = check_prior(prior, prep.m, device=prep.X.device) if prior_weight else None
-    C = ot_cost(prep.logits, nu, prior_weight)
-    return C if beta == 0 else fuse_costs(C, _cluster_cost(prep), beta)
-
-Prepared.cost = _cost
+def smooth_plan(plan,                     # (n, m) plan: dense (numpy/torch) or scipy CSR
+                graph,                    # (n, k) neighbour lists, or (n, n) adjacency (dense plans only)
+                alpha:float,              # weight kept on a row's own mass, in [0, 1]
+                steps:int=1,              # L propagation steps
+               ):                         # (n, m) smoothed plan T^(L), in the plan's type
+    r"GeoTTER's step 4, $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$ `steps` times (Eq. 2), for a dense or a sparse plan."
+    if sp.issparse(plan): return smooth_sparse(plan, graph, alpha, steps)
+    A = neighbour_graph(graph, plan.dtype if is_tensor(plan) else torch.float64) if _neighbour_lists(graph) else graph
+    return graph_smooth(plan, A, alpha, steps)
 
 # %% ../nbs/09_method.ipynb #d656da4c
 PRESERVE_PRIOR = (False, True, 'project', 'cost')
 
 def _check_options(preserve_prior, solver:str, reg, rho)->tuple:
-    "The smoothing mode (None, 'project' or 'cost') and the keyword arguments of `solve_ot`."
+    "The smoothing mode (None, 'project' or 'cost') and the keyword arguments of `transport`."
     if not (isinstance(preserve_prior, bool) or preserve_prior in ('project', 'cost')):
         raise ValueError(f"preserve_prior={preserve_prior!r}; expected one of {PRESERVE_PRIOR}")
     if rho is not None and solver != 'unbalanced':
@@ -321,76 +139,186 @@ def _check_options(preserve_prior, solver:str, reg, rho)->tuple:
 # %% ../nbs/09_method.ipynb #1202df08
 _PROJECTION = dict(tol=1e-3, max_iter=1000)      # project_plan settings used by GeoTTER
 
-def _transport_smooth(C, nu, graph, alpha, steps, mode, ot_kw)->tuple:
-    "Transport then smoothing, on validated options (see `transport_and_smooth`)."
-    smooth = graph is not None and alpha < 1 and steps > 0
-    if smooth and mode == 'cost': C = graph_smooth(C, graph, alpha, steps)
-    P = as_tensor(solve_ot(C, nu, **ot_kw))
-    T = graph_smooth(P, graph, alpha, steps) if smooth and mode != 'cost' else P
+def _sparse(ot:SparsePlan, dtype:torch.dtype)->sp.csr_array:
+    "The chunked solver's float64 plan in the working dtype."
+    P = ot.plan
+    return sp.csr_array((P.data.astype(np.float32 if dtype == torch.float32 else np.float64), P.indices, P.indptr), shape=P.shape)
+
+def _transport_smooth(C, nu, graph, alpha, steps, mode, ot_kw, X=None)->tuple:
+    "Steps 3-4 on validated inputs: (OT plan, final plan, cost transported, chunked certificate or None, seconds)."
+    smooth, t0 = graph is not None and alpha < 1 and steps > 0, time.perf_counter()
+    if smooth and mode == 'cost': C = smooth_plan(C, graph, alpha, steps)
+    P = transport(C, nu, X=X, **ot_kw)
+    ot = P if isinstance(P, SparsePlan) else None
+    P, t1 = (as_tensor(P) if ot is None else _sparse(ot, C.dtype)), time.perf_counter()
+    T = smooth_plan(P, graph, alpha, steps) if smooth and mode != 'cost' else P
     if smooth and mode == 'project': T = project_plan(T, 'uniform', P.sum(0) / P.sum(), **_PROJECTION)
-    return P, T, C
+    return P, T, C, ot, dict(ot_s=t1 - t0, smooth_s=time.perf_counter() - t1, **(ot.stats if ot else {}))
 
 # %% ../nbs/09_method.ipynb #ff6f7f21
 def transport_and_smooth(C,                     # (n, m) cost (e.g. `Prepared.cost`)
                          prior,                 # (m,) target prior or 'uniform'
-                         graph=None,            # (n, n) k-NN adjacency (None: no smoothing)
+                         graph=None,            # (n, k) neighbour lists or (n, n) adjacency (None: no smoothing)
                          *,
                          alpha:float=PAPER_DEFAULTS['alpha'], steps:int=PAPER_DEFAULTS['steps'], solver:str='emd',
                          reg:float|None=None, rho:float|None=None, preserve_prior:bool|str=False, # as in `geotter`
                         )->tuple:               # (OT plan P, final plan T, cost transported), torch tensors
     "GeoTTER's steps 3-4: transport of the cost to the prior, then graph smoothing (keeping the class totals if asked)."
     mode, ot_kw = _check_options(preserve_prior, solver, reg, rho)
-    check_scalar(alpha, 'alpha', low=0, high=1); check_scalar(steps, 'steps', numbers.Integral, low=0)
-    return _transport_smooth(as_tensor(C), prior, graph, alpha, steps, mode, ot_kw)
+    check_scalar(alpha, 'alpha', low=0, high=1); check_int(steps, 'steps', low=0)
+    Ct = check_cost(C)
+    P, T, Ct, _, _ = _transport_smooth(Ct, check_prior(prior, Ct.shape[1], device=Ct.device), graph, alpha, steps, mode, ot_kw)
+    return P, T, Ct
 
-# %% ../nbs/09_method.ipynb #0dcff537
-CHUNKED_ENTRIES = 2**28          # n * m above which `prepare` keeps no n x m array and `adapt` runs `geotter_chunked`
+# %% ../nbs/09_method.ipynb #fc80b981
+CHUNKED_ENTRIES = 2**28          # n * m above which backend='auto' is 'chunked'
+BACKENDS = ('auto', 'dense', 'chunked')
 
-def _adapt_chunked(prep:Prepared, nu, *, alpha, steps, solver, mode, beta, k, prior_weight)->GeoTTERResult:
-    "`adapt` above CHUNKED_ENTRIES: `geotter_chunked` on the prepared partition and neighbour lists; sparse plans."
-    if solver != 'emd' or mode is not None:
-        raise ValueError(f"solver={solver!r}, preserve_prior={mode or False!r} on a batch of n*m > CHUNKED_ENTRIES={CHUNKED_ENTRIES}; "
-                         "expected solver='emd' and preserve_prior=False (the chunked path)")
-    c, (centres, z) = prep.config, _partition(prep)
-    smooth = alpha < 1 and steps > 0
-    res = geotter_chunked(prep.X, prep.Y, nu, neighbors=_neighbours(prep, k) if smooth else None, centroids=centres,
-                          assignment=z, temperature=c['temperature'], beta=beta, alpha=alpha, steps=steps, prior_weight=prior_weight)
-    config = dict(c, beta=beta, k=k, alpha=alpha, steps=steps, solver=solver, reg=None, rho=None, preserve_prior=False,
-                  prior_weight=prior_weight)
-    return GeoTTERResult(like_input(torch.as_tensor(res.labels), prep.ref), res.plan, res.ot_plan, None, config)
+def _weight(v, name:str, auto):
+    "A weight in [0, 1], or 'auto' replaced by `auto()`."
+    if isinstance(v, str):
+        if v != 'auto': raise ValueError(f"{name}={v!r}; expected a number in [0, 1] or 'auto'")
+        return auto()
+    return check_scalar(v, name, low=0, high=1)
 
-# %% ../nbs/09_method.ipynb #f037c9c7
-def _adapt(self:Prepared,
-           prior,                         # (m,) target class prior, or 'uniform'
-           *,
-           alpha:float|str=PAPER_DEFAULTS['alpha'],  # weight kept on a sample's own row (1: no smoothing), or 'auto' (1/(1+k))
-           steps:int=PAPER_DEFAULTS['steps'],        # propagation steps L (>1: Multi-GeoTTER)
-           solver:str='emd',              # 'emd' (exact), 'sinkhorn' or 'unbalanced' (KL-relaxed class marginal)
-           reg:float|None=None,           # entropic weight for 'sinkhorn'/'unbalanced' (None: transport default)
-           rho:float|None=None,           # class-marginal strength for solver='unbalanced' (None: transport default)
-           preserve_prior:bool|str=False, # False (paper), 'project'/True or 'cost': keep the OT class totals
-           prior_weight:float=PAPER_DEFAULTS['prior_weight'], # lambda of lambda*log(prior) added to the logits
-           beta:float|str|None=None,      # override of the prepared cluster-cost weight (reuses the clusters)
-           k:int|None=None,               # override of the prepared neighbourhood size (reuses the neighbour lists)
-          )->GeoTTERResult:
-    "GeoTTER on the prepared batch for one prior: fused cost, transport, graph smoothing, labels."
-    k = self.config['k'] if k is None else check_int(k, 'k', low=1)
-    alpha = _weight(alpha, 'alpha', lambda: 1 / (1 + k))
-    steps = check_int(steps, 'steps', low=0)
-    check_scalar(prior_weight, 'prior_weight')
+def _refuse_chunked(option:str, value, why:str):
+    "The one-line error of an option the chunked backend does not have."
+    raise ValueError(f"{option}={value!r} is not available on backend='chunked' ({why}); prepare the batch with backend='dense'")
+
+# %% ../nbs/09_method.ipynb #bcb7e9ef
+def _geometry_config(temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend, entries:int)->dict:
+    "`prepare`'s options checked (each error names its option), the backend chosen."
+    backend = check_choice(backend, 'backend', BACKENDS)
+    backend = backend if backend != 'auto' else 'chunked' if entries > CHUNKED_ENTRIES else 'dense'
+    beta = _weight(beta, 'beta', lambda: 'auto')
+    if backend == 'chunked' and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
+    return dict(temperature=check_temperature(temperature), beta=beta, k=check_int(k, 'k', low=1),
+                n_clusters=None if n_clusters is None else check_int(n_clusters, 'n_clusters', low=1),
+                seed=check_int(seed, 'seed', low=0), n_init=check_int(n_init, 'n_init', low=1),
+                include_self=check_bool(include_self, 'include_self'),
+                knn_method=check_choice(knn_method, 'knn_method', KNN_METHODS), backend=backend)
+
+# %% ../nbs/09_method.ipynb #c5284aeb
+def _adapt_options(prep, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)->tuple:
+    "(options of the result's config, smoothing mode, transport keywords): checked, 'auto' resolved."
+    k = prep.config['k'] if k is None else check_int(k, 'k', low=1)
     mode, ot_kw = _check_options(preserve_prior, solver, reg, rho)
-    nu = check_prior(prior, self.m, device=self.X.device)
-    beta = _weight(self.config['beta'] if beta is None else beta, 'beta', lambda: _auto_beta(self))
-    if self.logits is None: return _adapt_chunked(self, nu, alpha=alpha, steps=steps, solver=solver, mode=mode, beta=beta, k=k, prior_weight=prior_weight)
-    C = _cost(self, nu, beta=beta, prior_weight=prior_weight)
-    G = _graph(self, k) if alpha < 1 and steps > 0 else None
-    P, T, C = _transport_smooth(C, nu, G, alpha, steps, mode, ot_kw)
-    config = dict(self.config, beta=beta, k=k, alpha=alpha, steps=steps, solver=solver, reg=reg, rho=rho,
-                  preserve_prior=mode or False, prior_weight=prior_weight)
-    out = lambda t: like_input(t, self.ref)
-    return GeoTTERResult(out(T.argmax(1)), out(T), out(P), out(C), config)
+    beta = prep.config['beta'] if beta is None else beta
+    if prep.backend == 'chunked':
+        if solver != 'emd': _refuse_chunked('solver', solver, "exact transport only, solver='emd'")
+        if mode is not None: _refuse_chunked('preserve_prior', preserve_prior, "it needs the dense plan or cost")
+        if isinstance(beta, str) and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
+    o = dict(beta=_weight(beta, 'beta', prep._auto_beta), k=k, alpha=_weight(alpha, 'alpha', lambda: 1 / (1 + k)),
+             steps=check_int(steps, 'steps', low=0), solver=solver, reg=reg, rho=rho, preserve_prior=mode or False,
+             prior_weight=check_scalar(prior_weight, 'prior_weight'))
+    return o, mode, ot_kw
 
-Prepared.adapt = _adapt
+# %% ../nbs/09_method.ipynb #db3a98bc
+def _result(ref, P, T, C, config:dict, ot, timings:dict)->GeoTTERResult:
+    "The result: dense arrays like `ref`, or (chunked) the sparse plans, their row-wise argmax and the certificate."
+    if ot is not None: return GeoTTERResult(like_input(torch.as_tensor(sparse_argmax(T)), ref), T, P, None, config, ot, timings)
+    out = lambda t: like_input(t, ref)
+    return GeoTTERResult(out(T.argmax(1)), out(T), out(P), out(C), config, None, timings)
+
+def _kmeans_partition(X:torch.Tensor, config:dict, m:int)->tuple:
+    "k-means centres (K, d) and clusters (n,) of the unit rows, with K = `n_clusters` (default: one per class)."
+    K = m if config['n_clusters'] is None else config['n_clusters']
+    return tuple(torch.as_tensor(t) for t in kmeans(X, K, seed=config['seed'], n_init=config['n_init']))
+
+# %% ../nbs/09_method.ipynb #295db4da
+@dataclass(eq=False)
+class Prepared:
+    "A test batch prepared for GeoTTER by `prepare`: unit embeddings, OT logits, and (once) clusters and neighbours."
+    X:torch.Tensor                    # (n, d) unit-norm sample embeddings (or logit features)
+    Y:torch.Tensor                    # (m, d) unit-norm class embeddings
+    logits:torch.Tensor|None          # (n, m) theta of the OT cost: cos(X, Y)/T, or the logits given (None: chunked, not given)
+    config:dict                       # temperature, beta, k, n_clusters, seed, n_init, include_self, knn_method, backend
+    ref:object=field(default=None, repr=False)   # the caller's X: results come back in its type
+    own_logits:bool=field(default=False, repr=False)  # logits were given (not cos/T)
+    _memo:dict=field(default_factory=dict, repr=False)
+
+    n = property(lambda self: self.X.shape[0], doc="Number of samples.")
+    m = property(lambda self: self.Y.shape[0], doc="Number of classes.")
+    backend = property(lambda self: self.config['backend'], doc="'dense' or 'chunked'.")
+    partition = property(lambda self: self._once('partition', lambda: _kmeans_partition(self.X, self.config, self.m)),
+                         doc="(centres (K, d), clusters (n,)) of k-means on X, computed on first use.")
+    clusters = property(lambda self: self.partition[1], doc="(n,) k-means cluster of each sample.")
+    cluster_table = property(lambda self: self._once('table', lambda: cluster_table(self.partition[0], self.Y)),
+                             doc="(K, m) cluster cost 1 - cos(c_k, y_j) of the partition's centres.")
+    cluster_cost = property(lambda self: self.cluster_table[self.clusters], doc="(n, m) cluster cost of each sample.")
+
+    def neighbours(self, k:int|None=None)->torch.Tensor:
+        "(n, k) neighbour lists, most similar first, from one search for the largest k asked."
+        k, have, c = self.config['k'] if k is None else check_int(k, 'k', low=1), self._memo.get('neighbours'), self.config
+        if have is None or have.shape[1] < k:
+            have = as_tensor(knn_indices(self.X, check_k(k, self.n), c['include_self'], method=c['knn_method']), dtype=torch.int64)
+            self._memo['neighbours'] = have
+        return have[:, :k]
+
+    def graph(self, k:int|None=None)->torch.Tensor:
+        "Sparse (n, n) k-NN adjacency of the prepared rows."
+        return neighbour_graph(self.neighbours(k), self.X.dtype)
+
+    def cost(self, prior='uniform', *, beta=None, prior_weight:float=0.0)->torch.Tensor:
+        "The fused cost (n, m) for `prior` (used only through `prior_weight`); on the chunked backend it forms the n x m matrix."
+        beta = _weight(self.config['beta'] if beta is None else beta, 'beta', self._auto_beta)
+        C = self._fused(check_prior(prior, self.m, device=self.X.device), beta, check_scalar(prior_weight, 'prior_weight'))
+        return C(self.X, 0) if isinstance(C, BlockCost) else C
+
+    def adapt(self,
+              prior,                         # (m,) target class prior, or 'uniform'
+              *,
+              alpha:float|str=PAPER_DEFAULTS['alpha'],  # weight kept on a sample's own row (1: no smoothing), or 'auto' (1/(1+k))
+              steps:int=PAPER_DEFAULTS['steps'],        # propagation steps L (>1: Multi-GeoTTER)
+              solver:str='emd',              # 'emd' (exact), 'sinkhorn' or 'unbalanced' (KL-relaxed class marginal); dense only but 'emd'
+              reg:float|None=None,           # entropic weight for 'sinkhorn'/'unbalanced' (None: transport default)
+              rho:float|None=None,           # class-marginal strength for solver='unbalanced' (None: transport default)
+              preserve_prior:bool|str=False, # False (paper), 'project'/True or 'cost': keep the OT class totals (dense only)
+              prior_weight:float=PAPER_DEFAULTS['prior_weight'], # lambda of lambda*log(prior) added to the logits
+              beta:float|str|None=None,      # override of the prepared cluster-cost weight (reuses the clusters)
+              k:int|None=None,               # override of the prepared neighbourhood size (reuses the neighbour lists)
+             )->GeoTTERResult:
+        r"""GeoTTER on the prepared batch for one target prior: fused cost, transport, graph smoothing, labels.
+
+        Solves $\pi^\star=\arg\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,(1-\beta)C+\beta C^{\text{cluster}}\rangle$ and returns
+        $T^{(L)}$, $T^{(l)}=\alpha T^{(l-1)}+(1-\alpha)D^{-1}AT^{(l-1)}$, with labels $\arg\max_j T^{(L)}_{ij}$ [1, 2].
+
+        Returns
+        -------
+        GeoTTERResult
+            labels, plan, ot_plan, cost, config; on the chunked backend sparse plans, no cost and the solver's certificate `ot`.
+
+        References
+        ----------
+        [1] GeoTTER: Leveraging Local Geometry of Optimal Transport for Zero-Shot Classification, AISTATS 2026.
+        [2] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala, OTTER: Effortless Label Distribution Adaptation of
+            Zero-shot Models, NeurIPS 2024.
+        """
+        o, mode, ot_kw = _adapt_options(self, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)
+        nu = check_prior(prior, self.m, device=self.X.device)            # the target prior: read here only
+        C = self._fused(nu, o['beta'], o['prior_weight'])
+        graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 else None
+        P, T, C, ot, secs = _transport_smooth(C, nu, graph, o['alpha'], o['steps'], mode, ot_kw, X=self.X)
+        return _result(self.ref, P, T, C, dict(self.config, **o), ot, secs)
+
+    def _fused(self, nu:torch.Tensor, beta:float, prior_weight:float):
+        "Steps 1-2 for a prior: the dense fused cost, or (chunked) its `BlockCost`."
+        lp = prior_weight * torch.log(nu.to(self.X.dtype) + 1e-12) if prior_weight else None
+        table, z = (self.cluster_table, self.clusters) if beta else (None, None)
+        if self.backend == 'dense': return fused_cost(self.logits, beta, table, z, lp)
+        return BlockCost(self.Y, self.config['temperature'], beta, table, z, log_prior=lp, logits=self.logits, unit_rows=True)
+
+    def _auto_beta(self)->float:
+        "The data-driven beta of the batch (Sec. 5.3, `geotter.noise`), computed once on its k-means partition."
+        c = self.config
+        return self._once('auto_beta', lambda: data_driven_defaults(
+            self.X, self.Y, self.logits if self.own_logits else None, k=c['k'], temperature=c['temperature'],
+            n_clusters=c['n_clusters'], seed=c['seed'], n_init=c['n_init'], partition=self.partition)['beta'])
+
+    def _once(self, key, make):
+        if key not in self._memo: self._memo[key] = make()
+        return self._memo[key]
+    def __repr__(self): return f"Prepared(n={self.n}, m={self.m}, d={self.X.shape[1]}, config={self.config})"
 
 # %% ../nbs/09_method.ipynb #3276c62b
 def prepare(X,                         # (n, d) sample embeddings (or logit features, see `logit_features`)
@@ -405,24 +333,26 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
             include_self:bool=PAPER_DEFAULTS['include_self'], # x_i among its own k neighbours (reference code: True)
             n_init:int=1,              # k-means restarts
             knn_method:str='auto',     # k-NN search: 'auto' (exact up to 100k rows, then HNSW with a recall check), 'exact', 'torch', 'faiss', 'hnsw', 'ivf'
+            backend:str='auto',        # 'dense', 'chunked' (no n x m array; sparse plans) or 'auto' (chunked above CHUNKED_ENTRIES)
            )->Prepared:
-    "Validate and normalize a batch once, ready for `Prepared.adapt` to any prior (see the class)."
+    r"""Validate and normalize a batch once, ready for `Prepared.adapt` to any prior.
+
+    Returns
+    -------
+    Prepared
+        unit embeddings `X`, `Y`, the logits $\theta=\cos(X,Y)/T$ of the OT cost (dense backend, or given), the configuration;
+        k-means and the k-NN lists are computed on first use and kept.
+    """
     Xt = check_matrix(X, 'X')
     Yt = check_matrix(Y, 'Y', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
-    temperature, _ = check_temperature(temperature), _weight(beta, 'beta', lambda: 'auto')
-    k, seed, n_init = check_int(k, 'k', low=1), check_int(seed, 'seed', low=0), check_int(n_init, 'n_init', low=1)
-    n_clusters = None if n_clusters is None else check_int(n_clusters, 'n_clusters', low=1)
-    include_self = check_bool(include_self, 'include_self')
+    config = _geometry_config(temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend, Xt.shape[0] * Yt.shape[0])
     Xn, Yn = l2_normalize(Xt, 'X'), l2_normalize(Yt, 'Y')
-    large = logits is None and Xn.shape[0] * Yn.shape[0] > CHUNKED_ENTRIES
-    theta = None if large else Xn @ Yn.T / temperature if logits is None else \
-            check_matrix(logits, 'logits', rows=Xn.shape[0], cols=Yn.shape[0], dtype=Xn.dtype, device=Xn.device)
-    config = dict(temperature=temperature, beta=beta, k=k, n_clusters=n_clusters, seed=seed, n_init=n_init,
-                  include_self=include_self, knn_method=knn_method)
-    return Prepared(Xn, Yn, theta, config, ref=X, own_logits=logits is not None)
+    L = None if logits is None else check_matrix(logits, 'logits', rows=Xn.shape[0], cols=Yn.shape[0], dtype=Xn.dtype, device=Xn.device)
+    theta = L if L is not None or config['backend'] == 'chunked' else Xn @ Yn.T / config['temperature']
+    return Prepared(Xn, Yn, theta, config, ref=X, own_logits=L is not None)
 
 # %% ../nbs/09_method.ipynb #a8a40592
-GEOMETRY_OPTIONS = ('temperature', 'beta', 'k', 'n_clusters', 'seed', 'logits', 'include_self', 'n_init', 'knn_method')
+GEOMETRY_OPTIONS = ('temperature', 'beta', 'k', 'n_clusters', 'seed', 'logits', 'include_self', 'n_init', 'knn_method', 'backend')
 
 def split_options(options:dict)->tuple:
     "GeoTTER's options split into those of `prepare` and those of `Prepared.adapt`."
@@ -450,20 +380,13 @@ def geotter(X,                        # (n, d) sample embeddings
             logits=None,              # (n, m) logits to use instead of cos(X, Y)/temperature
             n_init:int=1,             # k-means restarts
             knn_method:str='auto',    # k-NN search: 'auto' (exact up to 100k rows, then HNSW with a recall check), 'exact', 'torch', 'faiss', 'hnsw', 'ivf'
+            backend:str='auto',       # 'dense', 'chunked' or 'auto' (see `prepare`)
            )->GeoTTERResult:
-    "GeoTTER: OT onto `prior` with a cluster-fused cost, then k-NN graph smoothing of the plan (`prepare` + `adapt`)."
+    "GeoTTER: OT onto `prior` with a cluster-fused cost, then k-NN graph smoothing of the plan (`prepare` + `Prepared.adapt`)."
     prep = prepare(X, Y, temperature=temperature, beta=beta, k=k, n_clusters=n_clusters, seed=seed, logits=logits,
-                   include_self=include_self, n_init=n_init, knn_method=knn_method)
+                   include_self=include_self, n_init=n_init, knn_method=knn_method, backend=backend)
     return prep.adapt(prior, alpha=alpha, steps=steps, solver=solver, reg=reg, rho=rho, preserve_prior=preserve_prior,
                       prior_weight=prior_weight)
-
-def geotter_cost(X, Y,                # (n, d) samples, (m, d) classes
-                 prior,               # (m,) target prior (used only when prior_weight != 0)
-                 prior_weight:float=0.0, # lambda of lambda*log(prior) added to the logits
-                 **geometry,          # `prepare` options: temperature, beta, n_clusters, seed, logits, n_init
-                )->torch.Tensor:      # (n, m) fused cost
-    r"GeoTTER's fused cost $(1-\beta)\,[-\log\mathrm{softmax}(\theta+\lambda\log\nu)]+\beta\,C^{\text{cluster}}$."
-    return prepare(X, Y, **geometry).cost(prior, prior_weight=prior_weight)
 
 # %% ../nbs/09_method.ipynb #c9e44365
 def logit_features(logits,            # (n, m) logits of a frozen classifier
@@ -473,6 +396,66 @@ def logit_features(logits,            # (n, m) logits of a frozen classifier
     F = t - t.mean(dim=1, keepdim=True)
     if (F == 0).all(dim=1).any(): F = F + 1e-12 * torch.arange(t.shape[1], dtype=t.dtype, device=t.device)
     return like_input(F, logits), like_input(torch.eye(t.shape[1], dtype=t.dtype, device=t.device), logits)
+
+# %% ../nbs/09_method.ipynb #67d3b327
+def _dtype_of(X)->torch.dtype:
+    "float64 for float64 rows, else float32 (the dtype `geotter` computes in)."
+    dt = X.dtype if is_tensor(X) else np.dtype(X.dtype)
+    return torch.float64 if dt in (torch.float64, np.float64) else torch.float32
+
+def _check_lists(neighbors, n:int)->torch.Tensor:
+    "Neighbour lists as an (n, k) int64 tensor of row indices."
+    I = check_matrix(neighbors, 'neighbors', dtype=torch.int64)
+    if I.shape[0] != n: raise ValueError(f"neighbors has shape {tuple(I.shape)}; expected ({n}, k) with k >= 1")
+    if I.min() < 0 or I.max() >= n: raise ValueError(f"neighbors has indices in [{int(I.min())}, {int(I.max())}]; expected [0, {n})")
+    return I
+
+def _check_geometry(centroids, assignment, n:int, d:int, dtype, device=None)->tuple:
+    "Centroids as a (K, d) tensor; the assignment as an (n,) int64 array in [0, K) or None."
+    cent = check_matrix(centroids, 'centroids', cols=d, dtype=dtype, device=device)
+    if assignment is None: return cent, None
+    z = np.asarray(assignment.cpu() if is_tensor(assignment) else assignment)
+    if z.shape != (n,) or not np.issubdtype(z.dtype, np.integer):
+        raise ValueError(f"assignment has shape {z.shape} and dtype {z.dtype}; expected ({n},) integers")
+    if z.min() < 0 or z.max() >= len(cent): raise ValueError(f"assignment has clusters in [{z.min()}, {z.max()}]; expected [0, {len(cent)})")
+    return cent, z.astype(np.int64)
+
+# %% ../nbs/09_method.ipynb #6e8a694d
+def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, beta, alpha, steps, prior_weight)->tuple:
+    "`geotter_chunked`'s inputs checked: (BlockCost, prior, neighbour lists or None, options)."
+    if len(X.shape) != 2 or 0 in X.shape: raise ValueError(f"X has shape {tuple(X.shape)}; expected a non-empty (n, d) array")
+    (n, d), dtype = X.shape, _dtype_of(X)
+    o = dict(temperature=check_temperature(temperature), beta=check_scalar(beta, 'beta', low=0, high=1),
+             alpha=check_scalar(alpha, 'alpha', low=0, high=1), steps=check_int(steps, 'steps', low=0),
+             prior_weight=check_scalar(prior_weight, 'prior_weight'))
+    Yn = l2_normalize(check_matrix(Y, 'Y', cols=d, dtype=dtype), 'Y')
+    nu = check_prior(prior, Yn.shape[0], device=Yn.device)
+    nb = _check_lists(neighbors, n) if o['alpha'] < 1 and o['steps'] > 0 else None
+    cent, z = _check_geometry(centroids, assignment, n, d, dtype, Yn.device)
+    lp = o['prior_weight'] * torch.log(nu.to(dtype) + 1e-12) if o['prior_weight'] else None
+    table = cluster_table(cent, Yn) if o['beta'] else None
+    return BlockCost(Yn, o['temperature'], o['beta'], table, z, cent, lp), nu, nb, o
+
+# %% ../nbs/09_method.ipynb #99fbe2d3
+def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chunked dask array
+                    Y,                # (m, d) class embeddings (a CUDA tensor: cost blocks computed there)
+                    prior,            # (m,) target class prior, or 'uniform'
+                    *,
+                    neighbors,        # (n, k) k-NN indices of each row (`geotter.graph.knn_indices`)
+                    centroids,        # (K, d) k-means centres (`geotter.cluster.kmeans`)
+                    assignment=None,  # (n,) k-means cluster of each row (None: nearest centroid)
+                    temperature:float=0.1, beta:float=0.3, alpha:float=0.3, steps:int=1, prior_weight:float=0.0,
+                    chunk_rows:int=32_768, # rows per block (in-memory X)
+                    n_candidates:int=16,   # classes kept per row for the exact OT
+                    seed:int=0,       # seed of the OT warm-start subsamples
+                   )->GeoTTERResult:  # chunked result: sparse plans, no cost, the solver's certificate `ot`, timings
+    "GeoTTER with the geometry given, the cost in row blocks, the exact OT through the class potentials and sparse plans."
+    t0 = time.perf_counter()
+    cost, nu, nb, o = _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, beta, alpha, steps, prior_weight)
+    kw, setup = dict(solver='emd', chunk_rows=chunk_rows, n_candidates=n_candidates, seed=seed), time.perf_counter() - t0
+    P, T, _, ot, secs = _transport_smooth(cost, nu, nb, o['alpha'], o['steps'], None, kw, X=X)
+    config = dict(o, k=None if nb is None else nb.shape[1], backend='chunked', **{k: v for k, v in kw.items() if k != 'solver'})
+    return _result(X, P, T, None, config, ot, dict(setup_s=setup, **secs))
 
 # %% ../nbs/09_method.ipynb #4e5c1a2e
 METHODS = ('zs', 'pm', 'fpm', 'otter', 'sinkhorn', 'geotter', 'multi-geotter', 'transclip-zs', 'zlap')
@@ -521,16 +504,14 @@ def run_method(method:str,            # one of METHODS
                **kwargs,              # method options, e.g. beta=, k=, alpha=, steps=, reg=
               )->np.ndarray:          # (n,) predicted labels
     "Predicted labels of `method` on `task` with the target `prior`."
-    from geotter.baselines import prior_matching, fenchel_prior_matching
-    from geotter.transport import otter
     if method not in METHODS: raise ValueError(f"method={method!r}; expected one of {METHODS}")
     prior = task.prior if prior is None else check_prior(prior, task.n_classes).cpu().numpy()   # checked even where unused
+    if method in ('geotter', 'multi-geotter'):
+        return np.asarray(geotter_on_task(task, prior, **({'steps': 2, **kwargs} if method == 'multi-geotter' else kwargs)).labels)
+    if method in ('transclip-zs', 'zlap'): return _prior_free(method, task, **kwargs)
     logits = task.zero_shot_logits()
     if method == 'zs': return np.asarray(predict(logits))
     if method == 'pm': return np.asarray(predict(prior_matching(logits, prior, **kwargs)))
     if method == 'fpm': return np.asarray(predict(fenchel_prior_matching(logits, prior, **kwargs)))
     if method == 'otter': return np.asarray(predict(otter(logits, prior, **kwargs)))
-    if method == 'sinkhorn': return np.asarray(predict(otter(logits, prior, solver='sinkhorn', **kwargs)))
-    if method in ('transclip-zs', 'zlap'): return _prior_free(method, task, **kwargs)
-    if method == 'multi-geotter': kwargs = {'steps': 2, **kwargs}
-    return np.asarray(geotter_on_task(task, prior, **kwargs).labels)
+    return np.asarray(predict(otter(logits, prior, solver='sinkhorn', **kwargs)))

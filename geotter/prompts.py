@@ -15,8 +15,7 @@ from .core import *
 from .data import class_embeddings, check_templates
 from .transport import solve_ot
 from .method import PAPER_DEFAULTS, run_method
-from .experiments import ResultStore, array_checksum
-from .marginals import unit_key, stored_rows
+from .experiments import ResultStore, array_checksum, unit_key, stored_rows
 
 # %% auto #0
 __all__ = ['WEIGHT_RULES', 'ensemble_embeddings', 'template_embeddings', 'template_scores', 'template_weights', 'prompt_variants',

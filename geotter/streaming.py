@@ -8,7 +8,6 @@ import math
 import time
 import numbers
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,26 +15,18 @@ import torch
 from joblib import delayed
 
 from .core import *
-from .transport import emd, sinkhorn, otter, DEFAULT_REG
-from .graph import knn_graph, graph_smooth
-from .cluster import kmeans, fuse_costs, nearest_centres
-from .method import PAPER_DEFAULTS, Prepared, geotter, geotter_inputs, prepare_task
+from .transport import otter, DEFAULT_REG
+from .graph import knn_indices
+from .cluster import kmeans, lloyd, nearest_centres
+from .method import PAPER_DEFAULTS, Prepared, geotter_inputs, prepare_task, cluster_table, fused_cost, transport, smooth_plan
 from .priors import em_prior, online_em_prior
-from .experiments import ResultStore, run_jobs
-from .marginals import unit_key, stored_rows
+from .experiments import ResultStore, run_jobs, unit_key, stored_rows
 
 # %% auto #0
-__all__ = ['nearest_centre', 'STREAM_DEFAULTS', 'STREAM_METHODS', 'SINKHORN_VARIANTS', 'update_centres', 'c_transform',
-           'dual_plan', 'centre_potential', 'average_potential', 'StreamState', 'check_stream_options', 'init_stream',
-           'StepResult', 'stream_step', 'StreamingGeoTTER', 'stream_order', 'stream_predict', 'stream_on_task',
-           'streaming_eval', 'run_streaming', 'streaming_table', 'plot_streaming', 'sinkhorn_ablation',
-           'run_sinkhorn_ablation', 'online_em_prior']
-
-# %% ../nbs/20_streaming.ipynb #57e4578b
-_all_ = ['online_em_prior']     # defined in geotter.priors, re-exported here
-
-# %% ../nbs/20_streaming.ipynb #5705388a
-nearest_centre = nearest_centres       # the nearest-centre search of `geotter.cluster`, under this module's name
+__all__ = ['STREAM_DEFAULTS', 'STREAM_METHODS', 'SINKHORN_VARIANTS', 'update_centres', 'c_transform', 'dual_plan',
+           'centre_potential', 'average_potential', 'StreamState', 'check_stream_options', 'init_stream', 'StepResult',
+           'stream_step', 'StreamingGeoTTER', 'stream_order', 'stream_predict', 'stream_on_task', 'streaming_eval',
+           'streaming_table', 'run_streaming', 'plot_streaming', 'sinkhorn_ablation', 'run_sinkhorn_ablation']
 
 # %% ../nbs/20_streaming.ipynb #88df7edd
 def _farthest_points(X:torch.Tensor, C:torch.Tensor, r:int)->torch.Tensor:
@@ -46,19 +37,6 @@ def _farthest_points(X:torch.Tensor, C:torch.Tensor, r:int)->torch.Tensor:
         i = int(d2.argmax()); pick.append(i)
         d2 = torch.minimum(d2, ((X - X[i]) ** 2).sum(1))
     return X[pick].clone()
-
-# %% ../nbs/20_streaming.ipynb #fd95a794
-def _weighted_lloyd(X:torch.Tensor, C0:torch.Tensor, N0:torch.Tensor, max_iter:int)->tuple:
-    "Lloyd rounds in which each old centre weighs as its N0 samples: (centres, assignment of X)."
-    C, z = C0, None
-    for _ in range(max_iter):
-        z_new = nearest_centre(X, C)
-        if z is not None and torch.equal(z_new, z): break
-        z = z_new
-        S = torch.zeros_like(C0).index_add_(0, z, X)
-        tot = N0 + torch.bincount(z, minlength=len(C0)).to(X.dtype)
-        C = torch.where(tot[:, None] > 0, (N0[:, None] * C0 + S) / tot.clamp_min(1e-300)[:, None], C0)
-    return C, z
 
 # %% ../nbs/20_streaming.ipynb #5fd8dce1
 def update_centres(centres,               # (K0, d) running centres (K0 <= n_clusters), or None before the first batch
@@ -80,7 +58,7 @@ def update_centres(centres,               # (K0, d) running centres (K0 <= n_clu
     if len(C0) < n_clusters:                                   # open the missing centres at far points
         new = _farthest_points(Xt, C0, min(n_clusters - len(C0), Xt.shape[0]))
         C0, N0 = torch.cat([C0, new]), torch.cat([N0, N0.new_zeros(len(new))])
-    C, z = _weighted_lloyd(Xt, C0, N0, max_iter)
+    C, z = lloyd(Xt, C0, N0, max_iter)
     return C, N0 + torch.bincount(z, minlength=len(C0)).to(Xt.dtype), z
 
 # %% ../nbs/20_streaming.ipynb #a2dff04d
@@ -183,41 +161,6 @@ def _decayed(st:StreamState, gamma:float)->StreamState:
     return replace(st, prior_count=st.prior_count * gamma, g_count=st.g_count * gamma,
                    counts=None if st.counts is None else st.counts * gamma)
 
-def _window_cost(theta, Xn, st, beta, z_batch):
-    "Fused cost of the window rows [bank; batch]; bank rows take their nearest current centre."
-    C = nll_cost(theta)
-    if beta == 0: return C
-    nb = theta.shape[0] - len(z_batch)
-    z = z_batch if nb == 0 else torch.cat([nearest_centre(Xn[:nb], st.centres), z_batch])
-    return fuse_costs(C, cosine_cost(st.centres, st.Y)[z], beta)
-
-# %% ../nbs/20_streaming.ipynb #ca16ce51
-def _transport(C, nu, st, o, b):
-    "Plan of the window, the class potential to carry, its weight, and the Sinkhorn iterations."
-    if o['solver'] == 'emd': return as_tensor(emd(C, 'uniform', nu)), None, 0.0, 0
-    reg = DEFAULT_REG if o['reg'] is None else o['reg']
-    init = None
-    if st.g is not None and o['warm_start']:
-        g0 = st.g.to(C.dtype); fin = torch.isfinite(g0)
-        g0 = torch.where(fin, g0, g0[fin].min() - 100 * reg)   # a class priced out earlier stays out, finitely
-        init = (c_transform(g0, C, reg), g0)
-    P, log = sinkhorn(C, 'uniform', nu, reg, init=init, log=True)
-    P, g_b, it = as_tensor(P), log['g'].to(C.dtype), log['n_iter_total']
-    if o['dual'] == 'batch': return P, centre_potential(g_b), float(b), it
-    g = average_potential(st.g, st.g_count, g_b, b)
-    if st.g is None or st.g_count == 0: return P, g, float(b), it
-    return dual_plan(g.to(P.dtype), C.to(P.dtype), reg, P.sum(1)), g, float(b), it
-
-# %% ../nbs/20_streaming.ipynb #7c99954b
-@dataclass
-class StepResult:
-    "What one batch returns."
-    labels:torch.Tensor       # (b,) predicted classes
-    plan:torch.Tensor         # (b, m) smoothed plan rows of the batch
-    prior:torch.Tensor        # (m,) prior the window was transported onto
-    k:int                     # neighbours used by the graph (0: no smoothing)
-    ot_iter:int=0             # Sinkhorn iterations (0 for the exact solver)
-
 # %% ../nbs/20_streaming.ipynb #96c1e24d
 def _prior_and_centres(st:StreamState, theta, Xn, o:dict)->tuple:
     "The state with the batch in its prior estimate (unless known) and in its centres (if beta > 0); the batch's clusters."
@@ -229,6 +172,62 @@ def _prior_and_centres(st:StreamState, theta, Xn, o:dict)->tuple:
     C_, N_, z = update_centres(st.centres, st.counts, Xn, K, seed=o['seed'], n_init=o['n_init'])
     return replace(st, centres=C_, counts=N_), z
 
+# %% ../nbs/20_streaming.ipynb #c82ea827
+def _window(st:StreamState, Xt:torch.Tensor, Xn:torch.Tensor, theta:torch.Tensor)->tuple:
+    "The window [bank; batch]: its rows, its unit rows and its logits."
+    if st.bank_X is None or len(st.bank_X) == 0: return Xt, Xn, theta
+    Xz = torch.cat([st.bank_X, Xt])
+    return Xz, l2_normalize(Xz, 'X'), torch.cat([st.bank_theta, theta])
+
+def _window_cost(theta, Xn, st:StreamState, beta:float, z_batch)->torch.Tensor:
+    "The fused cost of the window's rows; bank rows take their nearest current centre."
+    if beta == 0: return fused_cost(theta)
+    nb = theta.shape[0] - len(z_batch)
+    z = z_batch if nb == 0 else torch.cat([nearest_centres(Xn[:nb], st.centres), z_batch])
+    return fused_cost(theta, beta, cluster_table(st.centres, st.Y), z)
+
+# %% ../nbs/20_streaming.ipynb #ca16ce51
+def _warm_start(g:torch.Tensor, C:torch.Tensor, reg:float)->tuple:
+    "Sinkhorn's starting potentials (f(g), g) from the carried class potential (infinite prices made finite)."
+    g0 = g.to(C.dtype); fin = torch.isfinite(g0)
+    g0 = torch.where(fin, g0, g0[fin].min() - 100 * reg)
+    return c_transform(g0, C, reg), g0
+
+def _stream_transport(C, nu, st:StreamState, o:dict, b:int)->tuple:
+    "Plan of the window, the class potential to carry, its weight, and the Sinkhorn iterations."
+    if o['solver'] == 'emd': return as_tensor(transport(C, nu)), None, 0.0, 0
+    reg = DEFAULT_REG if o['reg'] is None else o['reg']
+    init = _warm_start(st.g, C, reg) if st.g is not None and o['warm_start'] else None
+    P, log = transport(C, nu, solver='sinkhorn', reg=reg, init=init, log=True)
+    P, g_b, it = as_tensor(P), log['g'].to(C.dtype), log['n_iter_total']
+    if o['dual'] == 'batch': return P, centre_potential(g_b), float(b), it
+    g = average_potential(st.g, st.g_count, g_b, b)
+    if st.g is None or st.g_count == 0: return P, g, float(b), it
+    return dual_plan(g.to(P.dtype), C.to(P.dtype), reg, P.sum(1)), g, float(b), it
+
+# %% ../nbs/20_streaming.ipynb #3328b49b
+def _smoothed(P:torch.Tensor, Xz:torch.Tensor, o:dict)->tuple:
+    "The window's plan smoothed over its own k-NN graph, and the k used (0: no smoothing)."
+    k = min(o['k'], Xz.shape[0] - 1)
+    if not (o['alpha'] < 1 and o['steps'] > 0 and k >= 1): return P, 0
+    return smooth_plan(P, knn_indices(Xz, k, o['include_self'], method=o['knn_method']), o['alpha'], o['steps']), k
+
+def _moved_on(st:StreamState, Xz, Tz, g, w:float, b:int, W:int)->StreamState:
+    "The state after the batch: carried potential, bank of the last W window rows, counters."
+    return replace(st, g=g, g_count=st.g_count + w if g is not None else 0.0,
+                   bank_X=Xz[-W:].clone() if W else None, bank_theta=Tz[-W:].clone() if W else None,
+                   n_seen=st.n_seen + b, n_batches=st.n_batches + 1)
+
+# %% ../nbs/20_streaming.ipynb #7c99954b
+@dataclass
+class StepResult:
+    "What one batch returns."
+    labels:torch.Tensor       # (b,) predicted classes
+    plan:torch.Tensor         # (b, m) smoothed plan rows of the batch
+    prior:torch.Tensor        # (m,) prior the window was transported onto
+    k:int                     # neighbours used by the graph (0: no smoothing)
+    ot_iter:int=0             # Sinkhorn iterations (0 for the exact solver)
+
 # %% ../nbs/20_streaming.ipynb #9f3655e4
 def stream_step(state:StreamState,        # state before the batch
                 X,                        # (b, d) the new batch
@@ -238,23 +237,15 @@ def stream_step(state:StreamState,        # state before the batch
     "One batch of streaming GeoTTER: prior, centres, transport of [bank; batch], smoothing, labels of the batch."
     o, st = check_stream_options(options), state
     Xt = check_matrix(X, 'X', cols=st.Y.shape[1], dtype=st.Y.dtype, device=st.Y.device)
-    b, m = Xt.shape[0], st.Y.shape[0]
-    Xn = l2_normalize(Xt, 'X')
+    b, Xn = Xt.shape[0], l2_normalize(Xt, 'X')
     theta = Xn @ st.Y.T / o['temperature'] if logits is None else \
-            check_matrix(logits, 'logits', rows=b, cols=m, dtype=Xt.dtype, device=Xt.device)
+            check_matrix(logits, 'logits', rows=b, cols=st.Y.shape[0], dtype=Xt.dtype, device=Xt.device)
     st, z = _prior_and_centres(_decayed(st, o['decay']), theta, Xn, o)
-    bank = st.bank_X is not None and len(st.bank_X) > 0
-    Xz = torch.cat([st.bank_X, Xt]) if bank else Xt
-    Tz = torch.cat([st.bank_theta, theta]) if bank else theta
-    P, g, w, it = _transport(_window_cost(Tz, l2_normalize(Xz, 'X') if bank else Xn, st, o['beta'], z), st.prior, st, o, b)
-    k = min(o['k'], Xz.shape[0] - 1)
-    smooth = o['alpha'] < 1 and o['steps'] > 0 and k >= 1
-    T = graph_smooth(P, knn_graph(Xz, k, o['include_self'], method=o['knn_method']), o['alpha'], o['steps']) if smooth else P
-    W = o['memory']
-    st = replace(st, g=g, g_count=st.g_count + w if g is not None else 0.0,
-                 bank_X=Xz[-W:].clone() if W else None, bank_theta=Tz[-W:].clone() if W else None,
-                 n_seen=st.n_seen + b, n_batches=st.n_batches + 1)
-    return st, StepResult(T[-b:].argmax(1), T[-b:], st.prior, k if smooth else 0, it)
+    Xz, Xzn, Tz = _window(st, Xt, Xn, theta)
+    P, g, w, it = _stream_transport(_window_cost(Tz, Xzn, st, o['beta'], z), st.prior, st, o, b)
+    T, k = _smoothed(P, Xz, o)
+    st = _moved_on(st, Xz, Tz, g, w, b, o['memory'])
+    return st, StepResult(T[-b:].argmax(1), T[-b:], st.prior, k, it)
 
 # %% ../nbs/20_streaming.ipynb #feef2fe4
 class StreamingGeoTTER:
@@ -353,6 +344,15 @@ def _full_batch_rows(task, L, full_prior, prep, row)->list:
         t0 = time.perf_counter(); out.append(row(meth, None, pred(), t0))
     return out
 
+# %% ../nbs/20_streaming.ipynb #45ff8352
+def _scorer(task:Task, prior_mode:str, seed:int):
+    "A function making one result row of `streaming_eval` (accuracy, worst-10% batch accuracy, seconds)."
+    def row(meth, bs, pred, t0, batches=None):
+        w10 = np.percentile(_per_batch_scores(task.labels, pred, batches), 10) if batches else np.nan
+        return dict(task=task.name, prior_mode=prior_mode, seed=int(seed), method=meth, batch_size='full' if bs is None else int(bs),
+                    accuracy=100 * accuracy(task.labels, pred), worst10=w10, seconds=time.perf_counter() - t0)
+    return row
+
 # %% ../nbs/20_streaming.ipynb #a86a3e3f
 def streaming_eval(task:Task,             # labels used only to score
                    batch_sizes=(32, 128, 512, 2048, None), # None: the whole task as one batch
@@ -363,21 +363,27 @@ def streaming_eval(task:Task,             # labels used only to score
                   )->list:                # rows: task, prior_mode, seed, method, batch_size, accuracy, worst10, seconds
     "Accuracy of streaming GeoTTER per batch size, and of per-batch OTTER and the full-batch references, on one task."
     if prior_mode not in ('known', 'estimated'): raise ValueError(f"prior_mode={prior_mode!r}; expected 'known' or 'estimated'")
-    y, L = task.labels, np.asarray(task.zero_shot_logits(), dtype=np.float64)
+    L, row = np.asarray(task.zero_shot_logits(), dtype=np.float64), _scorer(task, prior_mode, seed)
     prior = task.prior if prior_mode == 'known' else 'em'
     full_prior = task.prior if prior_mode == 'known' else np.asarray(em_prior(softmax(L)))
-    row = lambda meth, bs, pred, t0, batches=None: dict(
-        task=task.name, prior_mode=prior_mode, seed=int(seed), method=meth, batch_size='full' if bs is None else int(bs),
-        accuracy=100 * accuracy(y, pred), worst10=np.percentile(_per_batch_scores(y, pred, batches), 10) if batches else np.nan,
-        seconds=time.perf_counter() - t0)
     rows = _full_batch_rows(task, L, full_prior, prepare_task(task, seed=seed) if prep is None else prep, row)
     for bs in batch_sizes:
-        batches = stream_order(len(y), bs, seed)
+        batches = stream_order(len(task.labels), bs, seed)
         t0 = time.perf_counter(); rows.append(row('otter-per-batch', bs, _otter_per_batch(L, batches, prior), t0, batches))
         for meth, opts in methods.items():
             t0 = time.perf_counter()
             rows.append(row(meth, bs, stream_on_task(task, prior, bs, seed, seed=seed, **opts), t0, batches))
     return rows
+
+# %% ../nbs/20_streaming.ipynb #ad47e3ea
+def streaming_table(df:pd.DataFrame,      # rows of `run_streaming`
+                    value:str='accuracy', # 'accuracy', 'worst10' or 'seconds'
+                   )->pd.DataFrame:       # (task, prior_mode, method) x batch size, mean over seeds
+    "Mean over seeds of `value` per task, prior mode, method and batch size."
+    d = df.copy(); d['batch_size'] = d.batch_size.astype(str)
+    order = sorted((b for b in set(d.batch_size) if b != 'full'), key=int) + (['full'] if 'full' in set(d.batch_size) else [])
+    tab = d.pivot_table(index=['task', 'prior_mode', 'method'], columns='batch_size', values=value, aggfunc='mean', sort=False)
+    return tab[order]
 
 # %% ../nbs/20_streaming.ipynb #11f2890f
 def _stream_job(task, batch_sizes, seed, modes, key):
@@ -404,15 +410,22 @@ def run_streaming(tasks:list,             # Task objects
     f = store.frame()
     return f[f.key.isin(keys)].reset_index(drop=True)
 
-# %% ../nbs/20_streaming.ipynb #ad47e3ea
-def streaming_table(df:pd.DataFrame,      # rows of `run_streaming`
-                    value:str='accuracy', # 'accuracy', 'worst10' or 'seconds'
-                   )->pd.DataFrame:       # (task, prior_mode, method) x batch size, mean over seeds
-    "Mean over seeds of `value` per task, prior mode, method and batch size."
-    d = df.copy(); d['batch_size'] = d.batch_size.astype(str)
-    order = sorted((b for b in set(d.batch_size) if b != 'full'), key=int) + (['full'] if 'full' in set(d.batch_size) else [])
-    tab = d.pivot_table(index=['task', 'prior_mode', 'method'], columns='batch_size', values=value, aggfunc='mean', sort=False)
-    return tab[order]
+# %% ../nbs/20_streaming.ipynb #8329d422
+_STREAM_STYLES = {'stream': ('tab:orange', '-'), 'stream-nobank': ('tab:red', '--'), 'otter-per-batch': ('tab:blue', '--')}
+_FULL_STYLES = {'geotter-full': ('tab:orange', ':'), 'otter-full': ('tab:blue', ':'), 'zs': ('gray', ':')}
+
+def _batch_sizes(d:pd.DataFrame)->list:
+    "Batch sizes in increasing order, 'full' last."
+    return sorted((b for b in set(d.batch_size) if b != 'full'), key=int) + (['full'] if 'full' in set(d.batch_size) else [])
+
+def _panel(ax, dt:pd.DataFrame, sizes:list, title:str):
+    "One task's panel: the streams against batch size, the full-batch references as lines."
+    for meth, (c, ls) in _STREAM_STYLES.items():
+        s = dt[dt.method == meth].groupby('batch_size').accuracy.mean().reindex(sizes)
+        ax.plot(range(len(sizes)), s.values, ls, color=c, marker='o', ms=3, label=meth)
+    for meth, (c, ls) in _FULL_STYLES.items(): ax.axhline(dt[dt.method == meth].accuracy.mean(), color=c, ls=ls, lw=1, label=meth)
+    ax.set_xticks(range(len(sizes)), sizes); ax.set(title=title, xlabel='batch size', ylabel='accuracy (%)')
+    ax.title.set_fontsize(9)
 
 # %% ../nbs/20_streaming.ipynb #59bb4595
 def plot_streaming(df:pd.DataFrame,       # rows of `run_streaming`
@@ -424,18 +437,7 @@ def plot_streaming(df:pd.DataFrame,       # rows of `run_streaming`
     d = df[df.prior_mode == prior_mode].copy(); d['batch_size'] = d.batch_size.astype(str)
     tasks = list(dict.fromkeys(d.task)); ncol = min(3, len(tasks)); nrow = -(-len(tasks) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 2.9 * nrow), squeeze=False)
-    sizes = sorted((b for b in set(d.batch_size) if b != 'full'), key=int) + (['full'] if 'full' in set(d.batch_size) else [])
-    styles = {'stream': ('tab:orange', '-'), 'stream-nobank': ('tab:red', '--'), 'otter-per-batch': ('tab:blue', '--')}
-    refs = {'geotter-full': ('tab:orange', ':'), 'otter-full': ('tab:blue', ':'), 'zs': ('gray', ':')}
-    for ax, t in zip(axes.flat, tasks):
-        dt = d[d.task == t]
-        for meth, (c, ls) in styles.items():
-            s = dt[dt.method == meth].groupby('batch_size').accuracy.mean().reindex(sizes)
-            ax.plot(range(len(sizes)), s.values, ls, color=c, marker='o', ms=3, label=meth)
-        for meth, (c, ls) in refs.items():
-            ax.axhline(dt[dt.method == meth].accuracy.mean(), color=c, ls=ls, lw=1, label=meth)
-        ax.set_xticks(range(len(sizes)), sizes); ax.set(title=t, xlabel='batch size', ylabel='accuracy (%)')
-        ax.title.set_fontsize(9)
+    for ax, t in zip(axes.flat, tasks): _panel(ax, d[d.task == t], _batch_sizes(d), t)
     for ax in list(axes.flat)[len(tasks):]: ax.axis('off')
     axes.flat[0].legend(fontsize=6)
     fig.suptitle(f'Streaming GeoTTER vs batch size (prior {prior_mode}; mean of 3 stream orders)', fontsize=10)

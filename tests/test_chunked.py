@@ -1,17 +1,18 @@
 """The chunked GeoTTER path against the in-memory method, and on a dask.distributed cluster.
 
-`geotter.chunked` sits below the method, graph and cluster modules (it takes the geometry as input), so the
-end-to-end agreement with `geotter.method.geotter` is checked here rather than in its notebook.
+`geotter.method.geotter_chunked` runs the chunked backend's pipeline with a given geometry (centroids, neighbour lists)
+on rows that may be a row-chunked dask array; here it is checked end to end against `geotter` on the same geometry,
+against `prepare(..., backend='chunked')`, and on a 2-worker `dask.distributed.LocalCluster`.
 """
 import numpy as np
 import pytest
 import torch
 
-from geotter.chunked import chunked_emd, geotter_chunked
+from geotter.chunked import chunked_emd
 from geotter.cluster import kmeans
 from geotter.core import check_embeddings
 from geotter.graph import knn_indices
-from geotter.method import geotter
+from geotter.method import geotter, geotter_chunked, prepare
 from geotter.transport import emd
 
 
@@ -45,6 +46,18 @@ def test_same_labels_as_geotter(n, m, dtype, steps, prior_weight):
     obj = float((ref.ot_plan.double() * ref.cost.double()).sum())
     assert abs(res.ot.objective - obj) <= 1e-6 * abs(obj)          # the float32 plan rounds its masses
     assert abs(res.ot.gap) <= 1e-12
+
+
+def test_prepared_chunked_backend_is_geotter_chunked():
+    "The chunked backend of a prepared batch is `geotter_chunked` on its partition and neighbour lists."
+    X, Y, prior = _batch(600, 9, 12, seed=4, dtype=np.float64)
+    prep = prepare(X, Y, backend='chunked', knn_method='torch')
+    res = prep.adapt(prior, steps=2, prior_weight=1.0)
+    centres, z = prep.partition
+    ref = geotter_chunked(X, Y, prior, neighbors=prep.neighbours(), centroids=centres, assignment=z, steps=2, prior_weight=1.0)
+    np.testing.assert_array_equal(res.labels, ref.labels)
+    np.testing.assert_allclose(res.plan.toarray(), ref.plan.toarray(), atol=1e-12)
+    assert res.config['backend'] == ref.config['backend'] == 'chunked' and res.cost is None and ref.cost is None
 
 
 def test_chunked_emd_medium():

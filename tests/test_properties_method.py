@@ -3,7 +3,7 @@
 For any finite valid batch the plans keep their marginals and hold no NaN, and a prepared batch adapted to a
 prior gives exactly what a fresh `geotter` call gives; any invalid argument raises ValueError/TypeError naming it.
 Sizes stay at most 40 x 10; every call must finish in under 10 s of CPU time."""
-import math, time
+import functools, math, time
 
 import numpy as np
 import pytest
@@ -106,3 +106,75 @@ def test_invalid_prior_names_it(prior, word):
                                       (np.array([['a'] * 3] * 5), np.ones((2, 3)), 'X')])
 def test_invalid_embeddings_name_them(X, Y, word):
     with pytest.raises((ValueError, TypeError), match=word): geotter(X, Y, 'uniform', k=2)
+
+
+@functools.lru_cache(None)
+def _compiled_chunked():
+    "The chunked solver's numba kernels compiled (or loaded from their cache) once per process, outside the timed calls."
+    rng = np.random.default_rng(0)
+    return geotter(rng.normal(size=(20, 4)), rng.normal(size=(3, 4)), 'uniform', k=3, backend='chunked')
+
+
+@given(batches(), st.sampled_from([1, 2]), st.floats(0, 1), st.floats(0, 1), st.booleans())
+def test_chunked_backend_gives_the_dense_labels(batch, steps, alpha, beta, float32):
+    "Both backends solve the same exact problem on the same geometry: same labels, plans equal to rounding, marginals kept."
+    X, Y, prior, k = batch
+    _compiled_chunked()
+    if float32: X, Y = X.astype(np.float32), Y.astype(np.float32)
+    kw = dict(k=k, steps=steps, alpha=alpha, beta=beta, knn_method='torch')
+    dense = _timed(lambda: geotter(X, Y, prior, backend='dense', **kw))
+    chunked = _timed(lambda: geotter(X, Y, prior, backend='chunked', **kw))
+    np.testing.assert_array_equal(chunked.labels, dense.labels)
+    np.testing.assert_allclose(chunked.plan.toarray(), dense.plan, atol=1e-6 if float32 else 1e-12)
+    np.testing.assert_allclose(chunked.ot_plan.sum(0), prior, atol=1e-6 if float32 else 1e-12)
+    np.testing.assert_allclose(chunked.plan.sum(1), np.full(len(X), 1 / len(X)), atol=1e-6 if float32 else 1e-12)
+    assert chunked.cost is None and abs(chunked.ot.gap) <= 1e-9 and dense.ot is None
+
+
+@given(batches(), st.integers(1, 7))
+def test_adapt_overrides_the_prepared_k(batch, k2):
+    "A batch prepared with one k and adapted with another gives what `geotter` gives with the other (no duplicate k)."
+    X, Y, prior, k = batch
+    k2 = min(k2, len(X) - 1)
+    a, b = prepare(X, Y, k=k).adapt(prior, k=k2), geotter(X, Y, prior, k=k2)
+    np.testing.assert_array_equal(a.labels, b.labels); np.testing.assert_array_equal(a.plan, b.plan)
+    assert a.config['k'] == k2
+
+
+CHUNKED_REFUSED = [(dict(solver='sinkhorn'), r"^solver='sinkhorn' is not available on backend='chunked'"),
+                   (dict(solver='unbalanced', rho=0.5), r"^solver='unbalanced' is not available on backend='chunked'"),
+                   (dict(preserve_prior='project'), r"^preserve_prior='project' is not available on backend='chunked'"),
+                   (dict(preserve_prior='cost'), r"^preserve_prior='cost' is not available on backend='chunked'"),
+                   (dict(beta='auto'), r"^beta='auto' is not available on backend='chunked'")]
+
+@pytest.mark.parametrize('bad,message', CHUNKED_REFUSED, ids=[m.split()[0][1:] for _, m in CHUNKED_REFUSED])
+def test_chunked_backend_refuses_what_it_lacks(bad, message):
+    "Every option the chunked backend does not have is one ValueError naming the option and the backend, before any work."
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(4, 8)); X = Y[rng.integers(4, size=40)] + 0.7 * rng.normal(size=(40, 8))
+    with pytest.raises(ValueError, match=message): geotter(X, Y, np.full(4, 0.25), backend='chunked', **bad)
+    with pytest.raises(ValueError, match=r"^backend='sparse'; expected one of \('auto', 'dense', 'chunked'\)"):
+        prepare(X, Y, backend='sparse')
+
+
+def _calls(f, names):
+    "f(), counting the calls of the functions `names` of geotter.core."
+    import sys
+    counts = dict.fromkeys(names, 0)
+    def prof(frame, event, arg):
+        code = frame.f_code
+        if event == 'call' and code.co_name in counts and code.co_filename.endswith('core.py'): counts[code.co_name] += 1
+    sys.setprofile(prof)
+    try: f()
+    finally: sys.setprofile(None)
+    return counts
+
+
+def test_run_method_validates_and_normalizes_once():
+    "GeoTTER by name forms no zero-shot logits and normalizes X, Y once (plus once in each of k-means and the k-NN search)."
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(5, 16)); X = Y[rng.integers(5, size=300)] + rng.normal(size=(300, 16))
+    task = Task('t', labels=np.zeros(300, int), X=X, Y=Y)
+    run_method('geotter', task, 'uniform')                                     # compile outside the count
+    n = _calls(lambda: run_method('geotter', task, 'uniform'), ('l2_normalize', 'check_matrix', 'zero_shot_logits'))
+    assert n['zero_shot_logits'] == 0 and n['l2_normalize'] <= 5 and n['check_matrix'] <= 6, n
