@@ -1,6 +1,6 @@
 """Side-by-side measurements of geotter's geometry (k-NN search, k-means seeding, k-means on a sample).
 
-    python bench/geometry.py knn       # exact engines (blocked torch vs faiss) and HNSW vs exact, by n
+    python bench/geometry.py knn       # exact engines (blocked torch vs faiss), HNSW and IVF vs exact, by n
     python bench/geometry.py knn --threads 1 --sizes 5000 10000   # the same on one thread (CPU time is steadier)
     python bench/geometry.py seeding   # k-means++ seeding: previous loop vs current vs scikit-learn
     python bench/geometry.py sample    # GeoTTER accuracy on wordnet-sample when k-means trains on a sample
@@ -51,13 +51,14 @@ def side_by_side(calls:dict, repeats:int)->dict:
 
 # ---------------------------------------------------------------------------------------------------- k-NN
 def bench_knn(sizes=(5_000, 10_000, 20_000), d:int=384, k:int=7, repeats:int=2, csv:str='knn')->pd.DataFrame:
-    "Exact torch vs exact faiss (re-ranked) vs HNSW (ef 64) at growing n, with HNSW's recall on 1,000 rows."
+    "Exact torch vs exact faiss (re-ranked) vs HNSW (ef 64) vs IVF (sized for recall 0.95) at growing n, with recall on 1,000 rows."
     rows = []
     for n in sizes:
         X = make_batch(n, 100, d)[0]
         calls = {'torch exact': lambda: knn_search(X, k, method='torch'),
                  'faiss exact': lambda: knn_search(X, k, method='faiss'),
-                 'hnsw ef=64': lambda: knn_search(X, k, method='hnsw', min_recall=0)}
+                 'hnsw ef=64': lambda: knn_search(X, k, method='hnsw', min_recall=0),
+                 'ivf (recall 0.95)': lambda: knn_search(X, k, method='ivf')}
         best = side_by_side(calls, repeats)
         exact = best['torch exact'][2].indices
         for name, (w, c, res) in best.items():

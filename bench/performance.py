@@ -7,9 +7,14 @@ Three measurements, each writing one CSV under bench/results/ (read by bench/per
     python bench/performance.py end2end   # geotter(...) vs the public reference pipeline at 50k x 1000 x 512
     python bench/performance.py million   # geotter_chunked at 1,000,000 x 1000 x 512: time and peak memory per step
     python bench/performance.py dask      # geotter_chunked on a 2-worker dask.distributed LocalCluster, 200k rows
+    python bench/performance.py scale --no-faiss           # geotter(X, Y, prior) at 1,000,000 x 1000 x 512, default install:
+                                                           #   time and peak memory per stage, k-NN recall on rows not used to tune it
+    python bench/performance.py knn-scale --no-faiss       # the k-NN search alone from 100,000 to 1,000,000 rows: the slope
+    python bench/performance.py graph-check --no-faiss     # GeoTTER accuracy with the IVF graph vs the exact graph, 100k rows
 
 Every comparison is made in one run on the same inputs; report ratios, not absolute seconds (the machine is
-shared). `--device cuda` runs geotter's side on a GPU when one is present. This is a benchmark, not a test.
+shared). `--no-faiss` hides faiss from geotter (as `pip install -e .` without the `fast` extra leaves it); the
+`scale`, `knn-scale` and `graph-check` runs record the load average next to their times. `--device cuda` runs geotter's side on a GPU when one is present. This is a benchmark, not a test.
 """
 from __future__ import annotations
 import argparse, os, sys, time, warnings
@@ -260,13 +265,108 @@ def bench_million(n:int=1_000_000, m:int=1000, d:int=512, k:int=7, chunk_rows:in
     return _save(df, name)
 
 
+
+# ------------------------------------------------------------------------ geotter(...) at a million samples
+def _load()->str:
+    "The load averages (1, 5, 15 min) of the machine, as `uptime` prints them."
+    return ' '.join(f'{v:.2f}' for v in os.getloadavg())
+
+def _staged(record:dict):
+    "Patch geotter.method's k-means, k-NN search and chunked solver with timed wrappers writing to `record`; returns undo."
+    import geotter.method as gm
+    from geotter.graph import knn_search
+    saved = gm.kmeans, gm.knn_indices, gm.geotter_chunked
+    def clock(name, fn, *a, **kw):
+        t0, c0 = time.perf_counter(), time.process_time(); out = fn(*a, **kw)
+        record[name] = (time.perf_counter() - t0, time.process_time() - c0); return out
+    def knn(*a, **kw):
+        res = clock('k-NN', knn_search, *a, **kw); record['knn'] = res; return res.indices
+    def chunked(*a, **kw):
+        res = clock('cost+OT+smoothing', saved[2], *a, **kw); record['timings'] = res.timings; return res
+    gm.kmeans, gm.knn_indices, gm.geotter_chunked = (lambda *a, **kw: clock('k-means', saved[0], *a, **kw)), knn, chunked
+    return lambda: setattr(gm, 'kmeans', saved[0]) or setattr(gm, 'knn_indices', saved[1]) or setattr(gm, 'geotter_chunked', saved[2])
+
+def bench_scale(n:int=1_000_000, m:int=1000, d:int=512, name:str='perf_scale.csv')->pd.DataFrame:
+    """`geotter(X, Y, prior)` with its defaults on `make_batch_rows(n, m, d, noise=0.5)` (the million benchmark's batch):
+    wall and CPU time per stage (k-means, k-NN, cost + exact OT, smoothing), peak memory, k-NN recall on 1,000 rows
+    not used to tune the search, accuracy."""
+    import resource
+    from geotter.graph import faiss_module, knn_recall
+    X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)
+    rss0, load0, record = _max_rss_mb(), _load(), {}
+    print(f'batch {X.shape} ready, max RSS {rss0:.0f} MB, load {load0}, faiss {"on" if faiss_module() else "off"}', flush=True)
+    undo = _staged(record)
+    try: dt, dc, mb, res = timed(lambda: geotter(X, Y, prior), 'cpu')
+    finally: undo()
+    load1, t = _load(), record.get('timings', {})
+    stages = {'k-means': record['k-means'], 'k-NN': record['k-NN'],
+              'cost + exact OT': (t.get('setup_s', np.nan) + t.get('ot_s', np.nan), np.nan), 'smoothing': (t.get('smooth_s', np.nan), np.nan)}
+    stages['other (checks, normalization, labels)'] = (dt - sum(v[0] for v in stages.values()), np.nan)
+    knn = record['knn']
+    Xn = torch.as_tensor(X)
+    rows = [dict(stage=s, seconds=v[0], cpu_seconds=v[1]) for s, v in stages.items()]
+    rows.append(dict(stage='total: geotter(X, Y, prior)', seconds=dt, cpu_seconds=dc))
+    df = pd.DataFrame(rows).assign(n=n, m=m, d=d, faiss=faiss_module() is not None, torch_threads=torch.get_num_threads(),
+                                   peak_mb_above_entry=mb, process_max_rss_mb=_max_rss_mb(), rss_before_mb=rss0,
+                                   load_before=load0, load_after=load1, knn_method=knn.method, knn_settings=str(knn.settings),
+                                   knn_recall_tuning_sample=knn.recall, accuracy=accuracy(labels, np.asarray(res.labels)))
+    df['knn_recall_other_rows'] = knn_recall(Xn, torch.as_tensor(np.asarray(record['knn'].indices)), sample=1000, seed=1)
+    print(df.to_string(), flush=True)
+    return _save(df, name)
+
+
+def bench_knn_scale(sizes=(100_000, 200_000, 500_000, 1_000_000), m:int=1000, d:int=512, k:int=7,
+                    name:str='perf_knn_scale.csv')->pd.DataFrame:
+    """`knn_search(X[:n], 7)` (method='auto': the IVF search above 100,000 rows) on the first n rows of one
+    `make_batch_rows(max(sizes), ...)` batch: time, the index it chose, recall on the tuning sample and on other rows;
+    and the slope of log time against log n."""
+    from geotter.graph import knn_search, knn_recall
+    X, _, _, _ = make_batch_rows(max(sizes), m, d, noise=0.5)
+    rows = []
+    for n in sizes:
+        Xn = torch.as_tensor(X[:n]); load0 = _load()
+        dt, dc, mb, res = timed(lambda: knn_search(Xn, k, method='ivf'), 'cpu')
+        rows.append(dict(n=n, seconds=dt, cpu_seconds=dc, peak_mb=mb, load_before=load0, load_after=_load(),
+                         torch_threads=torch.get_num_threads(), **res.settings, recall_tuning_sample=res.recall,
+                         recall_other_rows=knn_recall(Xn, res.indices, sample=1000, seed=1)))
+        print(rows[-1], flush=True)
+        _save(pd.DataFrame(rows), name)
+    df = pd.DataFrame(rows)
+    for col in ('seconds', 'cpu_seconds'):
+        df[f'slope_{col}'] = np.polyfit(np.log(df.n), np.log(df[col]), 1)[0] if len(df) > 1 else np.nan
+    print(df.to_string(), flush=True)
+    return _save(df, name)
+
+
+def bench_graph_check(n:int=100_000, m:int=1000, d:int=512, name:str='perf_graph_check.csv')->pd.DataFrame:
+    """GeoTTER (defaults) on the first n rows of the million benchmark's batch with the exact k-NN graph and with the
+    IVF graph that `knn_method='auto'` builds above 100,000 rows: accuracy, their difference, label agreement."""
+    from geotter.graph import knn_search
+    X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)
+    rows, preds = [], {}
+    for method in ('exact', 'ivf'):
+        dt, dc, mb, res = timed(lambda: geotter(X, Y, prior, knn_method=method), 'cpu')
+        preds[method] = np.asarray(res.labels)
+        rows.append(dict(n=n, knn_method=method, seconds=dt, cpu_seconds=dc, load=_load(), accuracy=accuracy(labels, preds[method])))
+        print(rows[-1], flush=True)
+    s = knn_search(X, 7, method='ivf')
+    df = pd.DataFrame(rows).assign(ivf_settings=str(s.settings), ivf_recall_tuning_sample=s.recall,
+                                   accuracy_difference_points=100 * (rows[1]['accuracy'] - rows[0]['accuracy']),
+                                   label_agreement=float(np.mean(preds['exact'] == preds['ivf'])))
+    print(df.to_string(), flush=True)
+    return _save(df, name)
+
+
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    p.add_argument('what', choices=['knn', 'kmeans', 'kmeans-large', 'end2end', 'million', 'dask'])
-    p.add_argument('--n', type=int, default=None, help='million/dask: number of rows (default 1,000,000 / 200,000)')
+    p.add_argument('what', choices=['knn', 'kmeans', 'kmeans-large', 'end2end', 'million', 'dask', 'scale', 'knn-scale', 'graph-check'])
+    p.add_argument('--n', type=int, default=None, help='million/dask/scale/graph-check: rows (default 1,000,000 / 200,000 / 1,000,000 / 100,000)')
+    p.add_argument('--sizes', type=int, nargs='+', default=[100_000, 200_000, 500_000, 1_000_000], help='knn-scale: batch sizes')
+    p.add_argument('--no-faiss', action='store_true', help='hide faiss from geotter (the default install has none)')
     p.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
     p.add_argument('--no-reference', action='store_true', help='end2end: skip the (slow) reference pipeline')
     a = p.parse_args()
+    if a.no_faiss: sys.modules['faiss'] = None             # `import faiss` now fails, as without the `fast` extra
     if a.device == 'cuda' and not torch.cuda.is_available(): raise SystemExit('--device cuda but no CUDA device is available')
     warnings.filterwarnings('ignore', category=UserWarning)
     if a.what == 'knn': bench_knn(device=a.device)
@@ -274,4 +374,7 @@ if __name__ == '__main__':
     elif a.what == 'kmeans-large': bench_kmeans_large()
     elif a.what == 'million': bench_million(n=a.n or 1_000_000)
     elif a.what == 'dask': bench_dask(n=a.n or 200_000)
+    elif a.what == 'scale': bench_scale(n=a.n or 1_000_000)
+    elif a.what == 'knn-scale': bench_knn_scale(sizes=a.sizes)
+    elif a.what == 'graph-check': bench_graph_check(n=a.n or 100_000)
     else: bench_end2end(device=a.device, reference=not a.no_reference)

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .core import *
-from .graph import faiss_module, faiss_threads
+from .graph import faiss_module, faiss_threads, unit_rows
 
 # %% auto #0
 __all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'lloyd', 'kmeans',
@@ -137,6 +137,7 @@ def _kmeans_options(n:int, n_clusters, seed, max_iter, n_init, init, method, max
     if K > n: raise ValueError(f"n_clusters={K} but X has n={n} samples; expected n_clusters <= n")
     if init not in KMEANS_INITS: raise ValueError(f"init={init!r}; expected one of {KMEANS_INITS}")
     if method not in KMEANS_METHODS: raise ValueError(f"method={method!r}; expected one of {KMEANS_METHODS}")
+    if method == 'faiss' and faiss_module() is None: raise ImportError("method='faiss' needs faiss: pip install faiss-cpu, or use method='torch' or 'auto'")
     if not (max_train is None or max_train == 'auto'): _int(max_train, 'max_train', low=K)
     return dict(K=K, seed=0 if seed is None else _int(seed, 'seed', low=0), max_iter=_int(max_iter, 'max_iter'),
                 n_init=_int(n_init, 'n_init'), max_block=_int(max_block, 'max_block'), max_train=max_train,
@@ -168,8 +169,9 @@ def kmeans(X,                         # (n, d) embeddings (re-normalized to unit
            max_train='auto',          # rows the centres are learnt from: int, 'auto' or None (all)
           ):                          # (centroids (K, d), assignment (n,) int64)
     "Seeded Lloyd clustering of the unit-normalized rows of `X`; the assignment is to the nearest returned centre."
-    Xt = l2_normalize(check_matrix(X, 'X'), 'X')
+    Xt = check_matrix(X, 'X')
     o = _kmeans_options(Xt.shape[0], n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)
+    Xt = unit_rows(Xt) if Xt.shape[0] > KMEANS_MIN_TRAIN else l2_normalize(Xt, 'X')    # large unit rows: no copy
     runs = [_restart(Xt, o, s) for s in range(o['seed'], o['seed'] + o['n_init'])]
     _, C, assign = min(runs, key=lambda r: r[0])
     return like_input(C, X), like_input(assign, X)

@@ -5,6 +5,8 @@
 # %% ../nbs/06_graph.ipynb #305e1d2a
 from __future__ import annotations
 import math
+import numbers
+import time
 import warnings
 from contextlib import contextmanager
 from typing import NamedTuple
@@ -12,13 +14,16 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 import torch
+from tqdm.auto import tqdm
 
 from .core import *
 
 # %% auto #0
-__all__ = ['FAISS_SERIAL_WORK', 'KNN_METHODS', 'KNN_FAISS_MIN_N', 'KNN_APPROX_MIN_N', 'faiss_module', 'faiss_threads',
-           'knn_recall', 'KNNSearch', 'knn_search', 'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize',
-           'graph_smooth', 'laplacian', 'tikhonov_smooth']
+__all__ = ['FAISS_SERIAL_WORK', 'KNN_PROGRESS_WORK', 'IVF_CELLS', 'IVF_MAX_DOUBLINGS', 'IVF_MIN_CELL', 'IVF_TRAIN_ROWS',
+           'IVF_ROUNDS', 'IVF_MAX_PROBE', 'IVF_PROBE_ENTRIES', 'KNN_MAX_WIDEN', 'KNN_METHODS', 'KNN_FAISS_MIN_N',
+           'KNN_APPROX_MIN_N', 'KNN_MIN_RECALL', 'faiss_module', 'faiss_threads', 'knn_recall', 'unit_rows',
+           'KNNSearch', 'knn_search', 'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize', 'graph_smooth',
+           'laplacian', 'tikhonov_smooth']
 
 # %% ../nbs/06_graph.ipynb #9123007e
 def faiss_module():
@@ -40,6 +45,17 @@ def faiss_threads(work:int):
     try: yield
     finally: faiss.omp_set_num_threads(old)
 
+# %% ../nbs/06_graph.ipynb #3853c9f0
+KNN_PROGRESS_WORK = 2**37       # searches of more multiply-adds show a progress bar (progress=None)
+
+def _show(progress, work:float)->bool:
+    "Whether to show a bar: `progress` if it is given, else whether `work` (multiply-adds) reaches KNN_PROGRESS_WORK."
+    return work >= KNN_PROGRESS_WORK if progress is None else bool(progress)
+
+def _bar(total, show:bool, desc:str):
+    "A tqdm bar over `total` steps, drawn only when `show`."
+    return tqdm(total=total, disable=not show, desc=desc, leave=False, unit_scale=True)
+
 # %% ../nbs/06_graph.ipynb #e90e5fff
 def _merge_topk(v, i, new_v, new_i, k:int):
     "Top-k of two candidate lists per row (values, indices)."
@@ -47,7 +63,7 @@ def _merge_topk(v, i, new_v, new_i, k:int):
     return top.values, torch.cat([i, new_i], 1).gather(1, top.indices)
 
 # %% ../nbs/06_graph.ipynb #04bcf00b
-def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int)->torch.Tensor:
+def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int, bar=None)->torch.Tensor:
     "Exact top-k by blocks of the upper triangle of X X^T, each block updating its rows and its columns."
     n = Xn.shape[0]
     b = max(1, min(n, math.isqrt(max_block)))
@@ -64,32 +80,29 @@ def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int)->torch
             if t > s:
                 top = S.topk(min(k, S.shape[0]), dim=0)
                 V[t:t + b], I[t:t + b] = _merge_topk(V[t:t + b], I[t:t + b], top.values.T, top.indices.T + s, k)
+        if bar is not None: bar.update(min(b, n - s) * (n - s) / (n * (n + 1) / 2))   # the share of the triangle done
     return I
 
 # %% ../nbs/06_graph.ipynb #0228a0ce
-def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, nprobe:int, c:int):
-    "A filled faiss inner-product index over the rows of `A`: exact, HNSW or IVF."
+def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, c:int):
+    "A filled faiss inner-product index over the rows of `A`: exact ('faiss') or HNSW."
     d = A.shape[1]
     if method == 'faiss': index = faiss.IndexFlatIP(d)
-    elif method == 'hnsw':
+    else:
         index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efSearch = max(ef_search, c)
-    else:
-        nlist = max(1, min(len(A) // 39, math.isqrt(len(A))))    # ~sqrt(n) cells, >= 39 points each to train
-        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
-        index.cp.seed, index.cp.niter = 0, 10
-        index.train(A)
-        index.nprobe = min(nprobe, nlist)
     index.add(A)
     return index
 
 # %% ../nbs/06_graph.ipynb #a528e92d
-def _faiss_candidates(Xn:torch.Tensor, c:int, method:str, ef_search:int, nprobe:int)->tuple:
-    "(n, c) float32 similarities and indices of candidate neighbours from a faiss index (-1: none)."
-    A = np.ascontiguousarray(Xn.detach().cpu().numpy(), dtype=np.float32)
-    with faiss_threads(A.shape[0] ** 2 * A.shape[1]):
-        D, I = _faiss_index(faiss_module(), A, method, ef_search, nprobe, c).search(A, c)
-    return torch.as_tensor(D, device=Xn.device), torch.as_tensor(I, dtype=torch.int64, device=Xn.device)
+def _faiss_candidates(index, A:np.ndarray, c:int, device, show:bool=False)->tuple:
+    "(n, c) float32 similarities and indices of candidate neighbours of the rows `A` in a filled faiss index (-1: none)."
+    D, I, step = np.empty((len(A), c), np.float32), np.empty((len(A), c), np.int64), max(1, -(-len(A) // 100))
+    with faiss_threads(len(A) ** 2 * A.shape[1]), _bar(len(A), show, 'k-NN: faiss search') as bar:
+        for s in range(0, len(A), step):
+            D[s:s + step], I[s:s + step] = index.search(A[s:s + step], c)
+            bar.update(len(D[s:s + step]))
+    return torch.as_tensor(D, device=device), torch.as_tensor(I, device=device)
 
 # %% ../nbs/06_graph.ipynb #031f8f51
 def _rerank(Xn:torch.Tensor, sims:torch.Tensor, cand:torch.Tensor, k:int, include_self:bool, max_block:int)->torch.Tensor:
@@ -107,6 +120,33 @@ def _rerank(Xn:torch.Tensor, sims:torch.Tensor, cand:torch.Tensor, k:int, includ
         out.append(torch.where(top.values == -torch.inf, r, c.gather(1, top.indices)))
     return torch.cat(out)
 
+# %% ../nbs/06_graph.ipynb #8f1695a1
+def _sample_rows(n:int, sample:int, seed, device)->torch.Tensor:
+    "Sorted indices of `sample` rows of n drawn without replacement (all rows if sample >= n)."
+    return torch.as_tensor(np.sort(check_random_state(seed).choice(n, min(n, sample), replace=False)), device=device)
+
+def _exact_rows(Xn:torch.Tensor, rows:torch.Tensor, k:int, include_self:bool)->tuple:
+    "Exact top-k (similarities, indices) of `rows` of unit rows `Xn` (the point first, or excluded), one pass over Xn in blocks."
+    Q, n = Xn[rows], Xn.shape[0]
+    V = torch.full((len(rows), k), -torch.inf, dtype=Xn.dtype, device=Xn.device)
+    I = torch.zeros((len(rows), k), dtype=torch.int64, device=Xn.device)
+    step = max(k, 2**24 // len(rows))
+    for s in range(0, n, step):
+        S = Q @ Xn[s:s + step].T
+        mine = torch.nonzero((rows >= s) & (rows < s + step))[:, 0]      # sampled rows inside this block: themselves
+        S[mine, rows[mine] - s] = torch.inf if include_self else -torch.inf
+        top = S.topk(min(k, S.shape[1]), dim=1)
+        V, I = _merge_topk(V, I, top.values, top.indices + s, k)
+    return V, I
+
+def _hits(Xn:torch.Tensor, rows:torch.Tensor, I:torch.Tensor, exact:tuple, include_self:bool)->float:
+    "Recall of the lists I on `rows`, given their `_exact_rows`: an entry counts if it is exact or ties the k-th."
+    V, E = exact
+    L = I[rows].clamp(0, Xn.shape[0] - 1)
+    tie = torch.einsum('id,ikd->ik', Xn[rows], Xn[L]) >= V[:, -1:] - 8 * math.sqrt(Xn.shape[1]) * torch.finfo(Xn.dtype).eps
+    if not include_self: tie &= L != rows[:, None]                    # the point itself is never a neighbour then
+    return float(((L[:, :, None] == E[:, None, :]).any(2) | tie).double().mean())
+
 # %% ../nbs/06_graph.ipynb #a9c18b60
 def knn_recall(X,                     # (n, d) embeddings the lists were computed on
                neighbours,            # (n, k) neighbour lists to score (e.g. `knn_indices`)
@@ -121,81 +161,244 @@ def knn_recall(X,                     # (n, d) embeddings the lists were compute
 
 def _recall(Xn:torch.Tensor, I:torch.Tensor, include_self:bool, sample:int, seed)->float:
     "`knn_recall` on unit rows `Xn` and int64 lists `I`, already checked."
-    rows = torch.as_tensor(np.sort(check_random_state(seed).choice(Xn.shape[0], min(Xn.shape[0], sample), replace=False)))
-    hits, step = [], max(1, 2**24 // Xn.shape[0])
-    for r in rows.split(step):
-        S = Xn[r] @ Xn.T
-        S[torch.arange(len(r)), r] = torch.inf if include_self else -torch.inf
-        kth = S.topk(I.shape[1], dim=1).values[:, -1:]
-        hits.append((S.gather(1, I[r].clamp(0, Xn.shape[0] - 1)) >= kth).sum(1))
-    return float(torch.cat(hits).double().mean()) / I.shape[1]
+    rows = _sample_rows(Xn.shape[0], sample, seed, Xn.device)
+    return _hits(Xn, rows, I, _exact_rows(Xn, rows, I.shape[1], include_self), include_self)
+
+# %% ../nbs/06_graph.ipynb #ff3b663f
+IVF_CELLS = 4             # the first index of n rows has about IVF_CELLS * sqrt(n) cells
+IVF_MAX_DOUBLINGS = 3     # the cell count is doubled at most this many times
+IVF_MIN_CELL = 8          # cells keep at least this many rows on average
+IVF_TRAIN_ROWS = 8        # sampled rows per cell the centres are learnt from
+IVF_ROUNDS = 3            # spherical Lloyd rounds of the centres
+IVF_MAX_PROBE = 32        # cells a row may search at most, or more ...
+IVF_PROBE_ENTRIES = 2**26 # ... while its (n, nprobe) cell lists hold at most this many entries (small batches: every cell)
+
+# %% ../nbs/06_graph.ipynb #a1a9ef1c
+def unit_rows(Xt:torch.Tensor,     # (n, d) checked rows (`check_matrix`)
+              name:str='X',         # argument name used in error messages
+             )->torch.Tensor:       # (n, d) unit rows: `Xt` itself when they already are
+    "`Xt` itself if every row has unit norm (to 100 units of the dtype's precision), else a normalized copy."
+    sq = torch.cat([(b * b).sum(1) for b in Xt.split(max(1, 2**24 // Xt.shape[1]))])
+    return Xt if bool(((sq - 1).abs() <= 100 * torch.finfo(Xt.dtype).eps).all()) else l2_normalize(Xt, name)
+
+def _top_cells(Q:torch.Tensor, C:torch.Tensor, p:int, max_block:int, bar=None)->torch.Tensor:
+    "The `p` cells (rows of C) most similar to each row of Q, best first, by blocks of rows."
+    out, step = torch.empty((Q.shape[0], p), dtype=torch.int64, device=Q.device), max(1, max_block // C.shape[0])
+    for s in range(0, Q.shape[0], step):
+        out[s:s + step] = (Q[s:s + step] @ C.T).topk(p, dim=1).indices
+        if bar is not None: bar.update(len(out[s:s + step]))
+    return out
+
+# %% ../nbs/06_graph.ipynb #ac602591
+def _ivf_centres(Xn:torch.Tensor, nlist:int, rng:np.random.Generator, max_block:int)->tuple:
+    "`nlist` unit cell centres by spherical Lloyd rounds on a seeded row sample, and each cell's share of the sample."
+    n = Xn.shape[0]
+    S = Xn[torch.as_tensor(np.sort(rng.choice(n, min(n, IVF_TRAIN_ROWS * nlist), replace=False)), device=Xn.device)]
+    C = S[torch.as_tensor(rng.choice(len(S), nlist, replace=False), device=Xn.device)]
+    for _ in range(IVF_ROUNDS):
+        M = torch.zeros_like(C).index_add_(0, _top_cells(S, C, 1, max_block)[:, 0], S)
+        norm = torch.linalg.vector_norm(M, dim=1, keepdim=True)
+        C = torch.where(norm > 0, M / norm.clamp_min(torch.finfo(M.dtype).tiny), C)   # an empty cell keeps its centre
+    return C, torch.bincount(_top_cells(S, C, 1, max_block)[:, 0], minlength=nlist) / len(S)
+
+# %% ../nbs/06_graph.ipynb #fc0b3e65
+def _probe_curve(Xn:torch.Tensor, C:torch.Tensor, share:torch.Tensor, rows:torch.Tensor, E:torch.Tensor, own:float, max_block:int)->tuple:
+    """(recall, recall less two standard errors, rows searched per row) on `rows` at nprobe = 1..L, from their exact
+    neighbours E (others than the point itself, which makes a share `own` of each list)."""
+    L, m = C.shape[0], len(rows)
+    cells = _top_cells(Xn[E.reshape(-1)], C, 1, max_block).view(E.shape)      # each exact neighbour's cell
+    order = _top_cells(Xn[rows], C, L, max_block)                            # every cell, nearest first
+    rank = torch.empty_like(order).scatter_(1, order, torch.arange(L, device=Xn.device).expand_as(order)).gather(1, cells)
+    per_row = torch.zeros(m, L, dtype=torch.float64, device=Xn.device).scatter_add_(1, rank, torch.ones_like(rank, dtype=torch.float64))
+    per_row = own + (1 - own) * per_row.cumsum(1) / max(1, E.shape[1])      # each row's recall at nprobe = 1..L
+    mean, low = per_row.mean(0), per_row.mean(0) - 2 * per_row.std(0, correction=0) / math.sqrt(m)
+    return mean.cpu(), low.cpu(), (share[order].cumsum(1).mean(0) * Xn.shape[0]).cpu()
+
+# %% ../nbs/06_graph.ipynb #5e69bbf5
+def _max_probe(n:int, nlist:int, nprobe)->int:
+    "Most cells a row may search: IVF_MAX_PROBE, a larger nprobe asked for, or as many as IVF_PROBE_ENTRIES allow."
+    return min(nlist, max(IVF_MAX_PROBE, nprobe or 0, IVF_PROBE_ENTRIES // n))
+
+def _ivf_plan(Xn:torch.Tensor, rows, E, own:float, nprobe, min_recall:float, max_block:int, rng)->tuple:
+    "(centres, nprobe, recall, its lower bound) of the cheapest index the row sample finds, doubling the cells while it pays."
+    n, tries = Xn.shape[0], []
+    nlist = max(1, min(round(IVF_CELLS * math.sqrt(n)), n // IVF_MIN_CELL))
+    for _ in range(IVF_MAX_DOUBLINGS + 1):
+        C, share = _ivf_centres(Xn, nlist, rng, max_block)
+        curve, low, searched = _probe_curve(Xn, C, share, rows, E, own, max_block)
+        P = _max_probe(n, nlist, nprobe)
+        p = min(nprobe, nlist) if nprobe else next((q + 1 for q in range(P) if low[q] >= min_recall), None)
+        tries.append(((0, nlist + float(searched[p - 1])) if p else (1, -float(low[P - 1])), C, p or P, curve, low))
+        if nprobe or (p and searched[p - 1] <= nlist) or 2 * nlist > n // IVF_MIN_CELL: break
+        nlist *= 2
+    return min(tries, key=lambda t: t[0])[1:]
+
+# %% ../nbs/06_graph.ipynb #da5eeff7
+def _scan_cell(Xn:torch.Tensor, mem:torch.Tensor, slots:torch.Tensor, w:int, own_rank:bool, bv:torch.Tensor, bi:torch.Tensor)->None:
+    "Best members `mem` (sorted) of one cell for each (row, rank) slot `row * w + rank` probing it, written to buffers (bv, bi)."
+    q = slots // w
+    S = Xn[q] @ Xn[mem].T
+    if own_rank:                                                     # rank-0 slots: the row is a member, not its own neighbour
+        r = torch.nonzero(slots % w == 0)[:, 0]
+        S[r, torch.searchsorted(mem, q[r])] = -torch.inf
+    top = S.topk(min(bv.shape[1], len(mem)), dim=1)
+    bv[slots, :top.values.shape[1]], bi[slots, :top.values.shape[1]] = top.values, mem[top.indices]
+
+def _ivf_scan(Xn:torch.Tensor, probes:torch.Tensor, lo:int, hi:int, V:torch.Tensor, I:torch.Tensor, bar)->None:
+    "Merge into the lists (V, I) the most similar members of each row's cells ranked lo..hi-1 (`probes`: (n, >= hi) cells)."
+    (n, k), L = V.shape, int(probes[:, 0].max()) + 1
+    members, size = torch.argsort(probes[:, 0].long(), stable=True), torch.bincount(probes[:, 0].long(), minlength=L)
+    start, size = (size.cumsum(0) - size).tolist(), size.tolist()
+    w = max(1, min(hi - lo, 2**25 // (n * k)))                        # ranks per pass
+    for a in range(lo, hi, w):
+        cells = probes[:, a:min(hi, a + w)].long()
+        slots, count = torch.argsort(cells.reshape(-1), stable=True), torch.bincount(cells.reshape(-1), minlength=L)
+        first, count = (count.cumsum(0) - count).tolist(), count.tolist()
+        bv = torch.full((cells.numel(), k), -torch.inf, dtype=Xn.dtype, device=Xn.device)
+        bi = torch.zeros((cells.numel(), k), dtype=torch.int64, device=Xn.device)
+        for c in range(L):
+            if count[c] and size[c]: _scan_cell(Xn, members[start[c]:start[c] + size[c]], slots[first[c]:first[c] + count[c]], cells.shape[1], a == 0, bv, bi)
+            bar.update(cells.shape[1] / (hi - lo))               # one cell of L per rank
+        for s in range(0, n, 2**16):
+            V[s:s + 2**16], I[s:s + 2**16] = _merge_topk(V[s:s + 2**16], I[s:s + 2**16], bv.view(n, -1)[s:s + 2**16], bi.view(n, -1)[s:s + 2**16], k)
+
+# %% ../nbs/06_graph.ipynb #4558e765
+def _lists(I:torch.Tensor, V:torch.Tensor, include_self:bool)->torch.Tensor:
+    "(n, k) lists from the scan's (n, k') lists: empty slots filled with the point, the point first if `include_self`."
+    me = torch.arange(I.shape[0], device=I.device)[:, None]
+    I = torch.where(V == -torch.inf, me, I)
+    return torch.cat([me, I], 1) if include_self else I
+
+def _ivf_search(Xn:torch.Tensor, k:int, include_self:bool, nprobe, min_recall:float, recall_sample:int, max_block:int, progress)->tuple:
+    "(lists, recall on the row sample, {'cells', 'nprobe'}) of an IVF search of unit rows, sized and probed from a row sample."
+    n, ko = Xn.shape[0], k - include_self
+    if ko == 0: return torch.arange(n, device=Xn.device)[:, None], 1.0, {}
+    rows = _sample_rows(n, recall_sample, 0, Xn.device)
+    exact = _exact_rows(Xn, rows, k, include_self)
+    C, p, curve, low = _ivf_plan(Xn, rows, exact[1][:, int(include_self):], include_self / k, nprobe, min_recall, max_block, check_random_state(1))
+    L, P, lo = C.shape[0], _max_probe(n, C.shape[0], nprobe), 0
+    show = _show(progress, n * (L + p * n / L) * Xn.shape[1])
+    V, I = torch.full((n, ko), -torch.inf, dtype=Xn.dtype, device=Xn.device), torch.zeros((n, ko), dtype=torch.int64, device=Xn.device)
+    while True:
+        with _bar(n, show, f'k-NN: ranking {L} cells') as bar: probes = _top_cells(Xn, C, p, max_block, bar).to(torch.int32)
+        with _bar(L, show, f'k-NN: {p} of {L} cells per row') as bar: _ivf_scan(Xn, probes, lo, p, V, I, bar)
+        idx = _lists(I, V, include_self)
+        recall = _hits(Xn, rows, idx, exact, include_self)
+        if recall >= min_recall or p == P: return idx, recall, dict(cells=L, nprobe=p)
+        lo, p = p, next((q + 1 for q in range(p, P) if low[q] >= min_recall), P)     # widen: the next ranks only
+
+# %% ../nbs/06_graph.ipynb #761d162e
+KNN_MAX_WIDEN = 3          # an HNSW search whose recall falls short is repeated with ef_search doubled at most this often
+
+def _faiss_search(Xn:torch.Tensor, k:int, include_self:bool, engine:str, ef_search:int, min_recall:float, recall_sample:int, max_block:int, show:bool)->tuple:
+    "(lists, recall, settings) by faiss: exact, or HNSW with `ef_search` doubled while the sampled recall falls short."
+    A = np.ascontiguousarray(Xn.detach().cpu().numpy(), dtype=np.float32)
+    c = min(len(A), k + 1 if Xn.dtype == torch.float32 else 2 * k + 8)  # float64: spare candidates for the re-ranking
+    with faiss_threads(len(A) ** 2 * A.shape[1]): index = _faiss_index(faiss_module(), A, engine, ef_search, c)
+    lists = lambda: _rerank(Xn, *_faiss_candidates(index, A, c, Xn.device, show), k, include_self, max_block)
+    if engine == 'faiss': return lists(), 1.0, {}
+    rows = _sample_rows(len(A), recall_sample, 0, Xn.device)
+    exact = _exact_rows(Xn, rows, k, include_self)
+    for widen in range(KNN_MAX_WIDEN + 1):
+        index.hnsw.efSearch = max(ef_search, c)
+        idx = lists()
+        recall = _hits(Xn, rows, idx, exact, include_self)
+        if recall >= min_recall or widen == KNN_MAX_WIDEN: return idx, recall, dict(ef_search=ef_search)
+        ef_search *= 2
 
 # %% ../nbs/06_graph.ipynb #db872f89
 KNN_METHODS = ('auto', 'exact', 'torch', 'faiss', 'hnsw', 'ivf')
-KNN_FAISS_MIN_N = 20_000        # method='auto' uses faiss's exact search from this many rows
-KNN_APPROX_MIN_N = 100_000      # method='auto' searches approximately (HNSW) above this many rows
+KNN_FAISS_MIN_N = 20_000        # method='auto' uses faiss's exact search from this many rows (CPU, faiss installed)
+KNN_APPROX_MIN_N = 100_000      # method='auto' searches the IVF index above this many rows
+KNN_MIN_RECALL = 0.95           # recall an approximate search widens itself to reach (knn_search's min_recall)
 
 # %% ../nbs/06_graph.ipynb #1827a461
 def _knn_engine(method:str, n:int, device:torch.device)->str:
     "The engine that runs `method` on n rows on `device`; an `ImportError` if it needs faiss and faiss is absent."
     if method not in KNN_METHODS: raise ValueError(f"method={method!r}; expected one of {KNN_METHODS}")
     have = faiss_module() is not None and device.type == 'cpu'
-    if method in ('faiss', 'hnsw', 'ivf') and faiss_module() is None:
-        raise ImportError(f"method={method!r} needs faiss: pip install faiss-cpu")
+    if method in ('faiss', 'hnsw') and faiss_module() is None:
+        raise ImportError(f"method={method!r} needs faiss: pip install faiss-cpu (method='ivf' and 'torch' do not)")
     if method == 'exact': return 'faiss' if have else 'torch'
-    if method == 'auto': return 'torch' if not have or n < KNN_FAISS_MIN_N else 'faiss' if n <= KNN_APPROX_MIN_N else 'hnsw'
+    if method == 'auto': return 'ivf' if n > KNN_APPROX_MIN_N else 'faiss' if have and n >= KNN_FAISS_MIN_N else 'torch'
     return method
+
+# %% ../nbs/06_graph.ipynb #5e9acba2
+def _gemm_rate(like:torch.Tensor)->float:
+    "Multiply-adds per second of a (512, d) by (d, 2048) product on `like`'s device and dtype (best of three)."
+    A = torch.ones(512, like.shape[1], dtype=like.dtype, device=like.device)
+    B = torch.ones(2048, like.shape[1], dtype=like.dtype, device=like.device)
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter(); (A @ B.T).sum().item(); best = min(best, time.perf_counter() - t0)
+    return A.numel() * B.shape[0] / max(best, 1e-9)
+
+def _duration(seconds:float)->str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+def _exact_cost(Xt:torch.Tensor, engine:str)->str:
+    "One line: what an exact search of the rows of `Xt` by `engine` costs, in multiply-adds and in time."
+    n, d = Xt.shape
+    work, rate = n * n * d / (2 if engine == 'torch' else 1), _gemm_rate(Xt)
+    return (f"exact k-NN search of n={n:,} rows (method={engine!r}): {work:.1e} multiply-adds, about {_duration(work / rate)} at the "
+            f"{rate / 1e9:.0f}e9 per second a matrix product runs at here now; method='auto' searches an IVF index above {KNN_APPROX_MIN_N:,} rows")
 
 # %% ../nbs/06_graph.ipynb #5e53f2d1
 class KNNSearch(NamedTuple):
-    "Neighbour lists, the engine that found them, and their recall against the exact search."
+    "Neighbour lists, the engine that found them, their recall against the exact search, and the engine's settings."
     indices:object                # (n, k) int64, most similar first (numpy or torch, like X)
-    method:str                    # 'torch', 'faiss', 'hnsw' or 'ivf'
+    method:str                    # 'torch', 'faiss', 'ivf' or 'hnsw'
     recall:float                  # 1.0 for an exact engine; measured on a row sample otherwise
+    settings:dict|None = None     # 'ivf': cells and nprobe; 'hnsw': ef_search (as the search ended)
 
-# %% ../nbs/06_graph.ipynb #f5f8bc58
-def _search(Xn:torch.Tensor, k:int, include_self:bool, engine:str, max_block:int, ef_search:int, nprobe:int):
-    "(n, k) neighbour lists of unit rows `Xn` by one engine."
-    if engine == 'torch': return _topk_torch(Xn, k, include_self, max_block)
-    c = k + 1 if Xn.dtype == torch.float32 else 2 * k + 8        # float64: spare candidates for the re-ranking
-    sims, cand = _faiss_candidates(Xn, min(Xn.shape[0], c), engine, ef_search, nprobe)
-    return _rerank(Xn, sims, cand, k, include_self, max_block)
+# %% ../nbs/06_graph.ipynb #80bdb16e
+def _knn_options(max_block, ef_search, nprobe, recall_sample, min_recall, progress)->dict:
+    "The search options, checked."
+    if not (progress is None or isinstance(progress, (bool, np.bool_))): raise TypeError(f"progress={progress!r}; expected True, False or None")
+    return dict(max_block=check_int(max_block, 'max_block', low=1), ef_search=check_int(ef_search, 'ef_search', low=1),
+                nprobe=None if nprobe is None else check_int(nprobe, 'nprobe', low=1), recall_sample=check_int(recall_sample, 'recall_sample', low=1),
+                min_recall=check_scalar(min_recall, 'min_recall', low=0, high=1), progress=progress)
+
+def _run(Xt:torch.Tensor, k:int, include_self:bool, engine:str, o:dict)->tuple:
+    "(lists, recall, settings) of one engine on checked rows `Xt` and options `o`."
+    if engine == 'ivf':
+        return _ivf_search(unit_rows(Xt), k, include_self, o['nprobe'], o['min_recall'], o['recall_sample'], o['max_block'], o['progress'])
+    Xn, show = l2_normalize(Xt, 'X'), _show(o['progress'], Xt.shape[0] ** 2 * Xt.shape[1] / 2)
+    if engine != 'torch':
+        return _faiss_search(Xn, k, include_self, engine, o['ef_search'], o['min_recall'], o['recall_sample'], o['max_block'], show)
+    with _bar(1, show, 'k-NN: exact search') as bar: return _topk_torch(Xn, k, include_self, o['max_block'], bar), 1.0, {}
 
 # %% ../nbs/06_graph.ipynb #6f445f61
 def knn_search(X,                     # (n, d) embeddings (any norm; re-normalized)
                k:int,                 # neighbours per sample, 1 <= k < n
                include_self:bool=False, # count x_i as its own first neighbour (reference code)
-               method:str='auto',     # 'auto', 'exact', 'torch', 'faiss' (exact), 'hnsw', 'ivf' (approximate)
-               max_block:int=2**24,   # most similarity entries held at once (torch search, re-ranking)
-               ef_search:int=64,      # HNSW search breadth (method='hnsw')
-               nprobe:int=16,         # IVF cells searched (method='ivf')
+               method:str='auto',     # 'auto', 'exact', 'torch', 'faiss' (exact), 'ivf', 'hnsw' (approximate)
+               max_block:int=2**24,   # most similarity entries held at once (exact torch search, ranking, re-ranking)
+               ef_search:int=64,      # HNSW search breadth to start from (method='hnsw')
+               nprobe:int|None=None,  # IVF cells searched per row (None: the fewest that reach min_recall on the sample)
                recall_sample:int=1000,# rows on which an approximate search's recall is measured
-               min_recall:float=0.9,  # warn when the measured recall is below this
+               min_recall:float=KNN_MIN_RECALL, # recall an approximate search widens itself to reach (0: never widen)
+               progress:bool|None=None, # tqdm bars (None: on searches of more than KNN_PROGRESS_WORK multiply-adds)
               )->KNNSearch:
-    "The `k` most cosine-similar samples of each row of `X`, the engine used, and the recall."
+    "The `k` most cosine-similar samples of each row of `X`, the engine used, its recall and settings."
     Xt = check_matrix(X, 'X')
     k, include_self = check_k(k, Xt.shape[0]), check_bool(include_self, 'include_self')
-    opts = [check_int(v, name, low=1) for v, name in ((max_block, 'max_block'), (ef_search, 'ef_search'), (nprobe, 'nprobe'))]
-    recall_sample = check_int(recall_sample, 'recall_sample', low=1)
+    o = _knn_options(max_block, ef_search, nprobe, recall_sample, min_recall, progress)
     engine = _knn_engine(method, Xt.shape[0], Xt.device)
-    Xn = l2_normalize(Xt, 'X')
-    idx = _search(Xn, k, include_self, engine, *opts)
-    recall = 1.0 if engine in ('torch', 'faiss') else _recall(Xn, idx, include_self, recall_sample, 0)
-    if recall < check_scalar(min_recall, 'min_recall', low=0, high=1):
-        warnings.warn(f"approximate k-NN (method={engine!r}) found {recall:.1%} of the exact neighbours on a sample of "
-                      f"{min(recall_sample, Xt.shape[0])} rows; " + ("searching exactly instead" if method == 'auto'
-                      else "raise ef_search/nprobe, or use method='exact'"))
-        if method == 'auto':
-            engine, recall = _knn_engine('exact', Xt.shape[0], Xt.device), 1.0
-            idx = _search(Xn, k, include_self, engine, *opts)
-    return KNNSearch(like_input(idx, X), engine, recall)
+    if engine in ('torch', 'faiss') and Xt.shape[0] > KNN_APPROX_MIN_N: warnings.warn(_exact_cost(Xt, engine), stacklevel=2)
+    idx, recall, settings = _run(Xt, k, include_self, engine, o)
+    if recall < o['min_recall']:
+        warnings.warn(f"approximate k-NN (method={engine!r}, {settings}) found {recall:.1%} of the exact neighbours on a sample of "
+                      f"{min(o['recall_sample'], Xt.shape[0])} rows, below min_recall={o['min_recall']} at its widest; "
+                      "method='exact' is exact", stacklevel=2)
+    return KNNSearch(like_input(idx, X), engine, recall, settings)
 
 # %% ../nbs/06_graph.ipynb #c28ddd2d
 def knn_indices(X,                    # (n, d) embeddings (any norm; re-normalized)
                 k:int,                # neighbours per sample, 1 <= k < n
                 include_self:bool=False, # count x_i as its own first neighbour (reference code)
-                method:str='auto',    # 'auto', 'exact', 'torch', 'faiss' (exact), 'hnsw', 'ivf' (approximate)
-                **kwargs,             # passed to `knn_search` (max_block, ef_search, nprobe, recall_sample, min_recall)
+                method:str='auto',    # 'auto', 'exact', 'torch', 'faiss' (exact), 'ivf', 'hnsw' (approximate)
+                **kwargs,             # passed to `knn_search` (max_block, ef_search, nprobe, recall_sample, min_recall, progress)
                )->Array:              # (n, k) int64 neighbour indices, most similar first
     "Indices of the `k` most cosine-similar samples of each row of `X`, without an n×n matrix."
     return knn_search(X, k, include_self, method, **kwargs).indices
@@ -231,7 +434,9 @@ def _to_torch_sparse(graph, n:int, like:torch.Tensor)->torch.Tensor:
         g = sp.coo_array(graph)
         g = torch.sparse_coo_tensor(torch.as_tensor(np.stack([g.row, g.col]), dtype=torch.int64), torch.as_tensor(g.data), g.shape, check_invariants=False)
     elif is_tensor(graph): g = graph.to_sparse_coo() if graph.layout != torch.sparse_coo else graph
-    else: g = torch.as_tensor(np.asarray(graph)).to_sparse_coo()
+    else:
+        if graph is None: raise TypeError("graph=None; expected an (n, n) adjacency (scipy or torch sparse, or dense); for no smoothing use alpha=1")
+        g = check_matrix(graph, 'graph').to_sparse_coo()
     if tuple(g.shape) != (n, n): raise ValueError(f"graph has shape {tuple(g.shape)}; expected ({n}, {n}) to match the plan's rows")
     return g.to(device=like.device, dtype=like.dtype).coalesce()
 

@@ -3,6 +3,7 @@
 Inputs are drawn small (at most 50 x 10) from seeded generators, so ties have probability zero and each
 example runs in milliseconds; every call is also checked to return within 10 seconds."""
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +11,8 @@ import scipy.sparse as sp
 import torch
 from hypothesis import given, settings, strategies as st
 
+import geotter.cluster
+import geotter.graph
 from geotter.graph import faiss_module, graph_smooth, knn_graph, knn_indices, knn_recall, knn_search, neighbour_graph
 from geotter.cluster import cluster_cost, kmeans, nearest_centres
 
@@ -56,17 +59,55 @@ def test_knn_matches_brute_force(X, data):
     assert quick(knn_recall, X, got, include_self) == 1.0
 
 
-@settings(max_examples=10)    # each example builds two faiss indexes
+@settings(max_examples=20)
 @given(batches(max_n=50), st.data())
 def test_approximate_search_reports_its_recall(X, data):
-    if faiss_module() is None: pytest.skip('faiss is not installed')
     k = data.draw(st.integers(1, min(5, len(X) - 1)), label='k')
-    method = data.draw(st.sampled_from(['hnsw', 'ivf']), label='method')
-    res = quick(knn_search, X, k, method=method, nprobe=1, min_recall=0)
+    include_self = data.draw(st.booleans(), label='include_self')
+    method = data.draw(st.sampled_from(['ivf', 'hnsw'] if faiss_module() is not None else ['ivf']), label='method')
+    res = quick(knn_search, X, k, include_self, method=method, nprobe=1, ef_search=1, min_recall=0)
     assert res.method == method
-    assert res.recall == pytest.approx(knn_recall(X, res.indices, sample=len(X)))
+    assert res.recall == pytest.approx(knn_recall(X, res.indices, include_self, sample=len(X)), abs=1e-12)
     assert 0 <= res.recall <= 1
     assert ((res.indices >= 0) & (res.indices < len(X))).all()
+    me = res.indices == np.arange(len(X))[:, None]
+    if include_self: assert me[:, 0].all()                                       # the point first
+    else: assert (np.diff(me.astype(int), axis=1) >= 0).all()                  # only as padding: from some slot to the end
+
+
+@given(batches(), st.data())
+def test_ivf_search_widens_to_the_recall_asked(X, data):
+    "A small batch can always be searched whole: min_recall=1 from one cell must end at the exact lists."
+    n = len(X)
+    k = data.draw(st.integers(1, n - 1), label='k')
+    include_self = data.draw(st.booleans(), label='include_self')
+    res = quick(knn_search, X, k, include_self, method='ivf', nprobe=1, min_recall=1.0)
+    np.testing.assert_array_equal(res.indices, brute_knn(X, k, include_self))
+    assert res.recall == 1.0
+    full = quick(knn_search, X, k, include_self, method='ivf', nprobe=10**6)      # every cell probed: exact
+    np.testing.assert_array_equal(full.indices, brute_knn(X, k, include_self))
+
+
+def test_auto_is_near_linear_above_the_threshold_and_exact_says_its_cost(monkeypatch):
+    monkeypatch.setattr(geotter.graph, 'KNN_APPROX_MIN_N', 40)
+    X = np.random.default_rng(0).normal(size=(60, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')                                             # auto: no warning, no exact search
+        res = quick(knn_search, X, 3)
+    assert res.method == 'ivf' and res.recall >= geotter.graph.KNN_MIN_RECALL
+    with pytest.warns(UserWarning, match='multiply-adds, about'):
+        np.testing.assert_array_equal(quick(knn_indices, X, 3, method='exact'), brute_knn(X, 3, False))
+
+
+def test_faiss_methods_without_faiss_say_so_in_one_line(monkeypatch):
+    monkeypatch.setattr(geotter.cluster, 'faiss_module', lambda: None)
+    monkeypatch.setattr(geotter.graph, 'faiss_module', lambda: None)
+    X, Y = np.random.default_rng(0).normal(size=(20, 4)), np.random.default_rng(1).normal(size=(3, 4))
+    for call in (lambda: cluster_cost(X, Y, method='faiss'), lambda: kmeans(X, 3, method='faiss'), lambda: knn_indices(X, 3, method='hnsw')):
+        with pytest.raises(ImportError) as e: call()
+        assert 'needs faiss' in str(e.value) and '\n' not in str(e.value)
+    assert cluster_cost(X, Y).shape == (20, 3)                                   # 'auto' runs without faiss
+    np.testing.assert_array_equal(knn_indices(X, 3, method='exact'), brute_knn(X, 3, False))
 
 
 @st.composite
@@ -152,6 +193,9 @@ BAD_CALLS = [  # (call, argument name the error must mention)
     (lambda: graph_smooth(T0, -G0.toarray(), 0.3), 'graph'), (lambda: graph_smooth(T0, G0[:5, :5], 0.3), 'graph'),
     (lambda: graph_smooth(T0, G0, 1.1), 'alpha'), (lambda: graph_smooth(T0, G0, float('nan')), 'alpha'),
     (lambda: graph_smooth(T0, G0, 0.3, steps=-1), 'steps'), (lambda: graph_smooth(T0, G0, 0.3, steps=1.5), 'steps'),
+    (lambda: graph_smooth(T0, None, 0.3), 'graph'), (lambda: graph_smooth(T0, 'G', 0.3), 'graph'),
+    (lambda: knn_indices(X0, 3, progress='yes'), 'progress'), (lambda: knn_indices(X0, 3, min_recall=1.5), 'min_recall'),
+    (lambda: knn_indices(X0, 3, recall_sample=0), 'recall_sample'),
     (lambda: kmeans(X0, 0), 'n_clusters'), (lambda: kmeans(X0, 13), 'n_clusters'), (lambda: kmeans(X0, 2.0), 'n_clusters'),
     (lambda: kmeans(X0, 3, seed=-1), 'seed'), (lambda: kmeans(X0, 3, seed='a'), 'seed'), (lambda: kmeans(X0, 3, seed=1.5), 'seed'),
     (lambda: kmeans(X0, 3, max_iter=0), 'max_iter'), (lambda: kmeans(X0, 3, n_init=0), 'n_init'),
