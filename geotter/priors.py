@@ -67,7 +67,9 @@ def em_prior(probs,                     # (n, m) model posteriors p(k | x_i) und
     r"""Target class prior by EM, the maximum-likelihood estimate under label shift (MLLS) [1].
 
     With posteriors $p_i$ computed under the source prior $\pi$, iterates
+
     $$q\leftarrow\frac1n\sum_{i=1}^n\frac{p_i\odot q/\pi}{\langle p_i/\pi,\,q\rangle}$$
+
     from `init` until the L1 change of $q$ is at most `tol`. Its fixed points are the maximisers of the likelihood
     $\sum_i\log\langle p_i/\pi,q\rangle$ over the simplex (a concave problem); a warning names `max_iter` if it is reached.
 

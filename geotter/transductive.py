@@ -130,8 +130,10 @@ def transclip_zs(X,                      # (n, d) sample embeddings
     r"""TransCLIP-ZS [1]: transductive class assignments of a test batch from a GMM, a Laplacian term and the text predictions.
 
     Minimises, over soft assignments $z_i\in\Delta^{m-1}$, class means $\mu_c$ and a shared diagonal covariance $\Sigma$,
+
     $$-\frac1s\sum_{i,c}z_{ic}\log\mathcal N(f_i;\mu_c,\Sigma)-\frac1{2k}\sum_{i}\sum_{j\in\mathcal N(i)}w_{ij}\,z_i^\top z_j
     +\sum_i\bigl(z_i^\top\log z_i-\lambda\,z_i^\top\log\hat y_i\bigr),$$
+
     with $\hat y_i=\mathrm{softmax}(f_i^\top t_c/T)$ the zero-shot predictions, $w_{ij}=f_i^\top f_j$ on the $k$-NN graph and
     $s=50$, by block updates: `z_iter` decoupled $z$-steps $z_i\leftarrow\mathrm{softmax}(\lambda\log\hat y_i+\frac1s\log\mathcal N_i+\frac1{2k}\sum_j(W+W^\top)_{ij}z_j)$,
     then the closed-form $\mu$- and $\Sigma$-steps, `max_iter` times. Uses no class prior.
