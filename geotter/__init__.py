@@ -18,6 +18,7 @@ _EXPORTS = {
     'marginals': ('marginal_errors', 'prior_at_tv', 'partial_batches'),
     'calibration': ('posteriors', 'expected_calibration_error', 'calibration_scores', 'reliability_diagram', 'class_duals'),
     'prompts': ('ensemble_embeddings',),
+    'labelfree': ('label_free_predict', 'fit_label_free'),
     'noise': ('data_driven_defaults', 'estimate_noise'),
     'streaming': ('StreamingGeoTTER', 'stream_predict'),
 }

@@ -1,0 +1,135 @@
+"""Property-based tests of GeoTTER with the label ratio unknown, on batches of any size and class content.
+
+`estimate_label_ratio` returns a target on the simplex with every entry positive, EM's estimate and a non-empty
+support, and matches its closed form where EM's answer is known (confident one-hot posteriors, non-uniform counts);
+`geotter(X, Y)`, `Prepared.adapt(None)`, `otter(logits, None)` and `run_method(..., prior='unknown')` return valid
+labels and plans whose rows sum to 1/n, with no NaN, for any n >= 1 (n < m, one class present, m = 1,000 with n = 64);
+with a given prior, exact transport keeps both marginals for n < m too. Bad input raises an error naming it."""
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, strategies as st
+
+from geotter.core import Task, predict
+from geotter.priors import estimate_label_ratio, em_prior, UNKNOWN_RATIO
+from geotter.transport import otter
+from geotter.method import geotter, prepare, run_method, METHODS
+from geotter.labelfree import label_free_predict
+
+torch.set_num_threads(1)
+
+
+@st.composite
+def any_batches(draw, max_n=24, max_m=12, max_d=6):
+    "(X, Y, labels): n from 1, m from 1, samples from 1 to m classes (n < m allowed)."
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    n, m, d = draw(st.integers(1, max_n)), draw(st.integers(1, max_m)), draw(st.integers(2, max_d))
+    Y = rng.normal(size=(m, d))
+    present = rng.choice(m, size=draw(st.integers(1, m)), replace=False)
+    y = rng.choice(present, n)
+    X = Y[y] + draw(st.floats(0.05, 2.0)) * rng.normal(size=(n, d))
+    return X, Y, y
+
+
+@given(any_batches())
+def test_estimate_is_a_ratio(batch):
+    X, Y, _ = batch
+    L = 100 * (X / np.linalg.norm(X, axis=1, keepdims=True)) @ (Y / np.linalg.norm(Y, axis=1, keepdims=True)).T
+    est = estimate_label_ratio(L)
+    for q in (est.target, est.em):
+        assert np.isfinite(q).all() and abs(q.sum() - 1) < 1e-9 and (q >= 0).all()
+    assert (est.target > 0).all() and est.support.any() and 0 <= est.spread <= 1
+    S = est.support
+    assert est.spread == pytest.approx((S.sum() / len(S)) ** UNKNOWN_RATIO['power'])
+
+
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=40), st.integers(7, 12))
+def test_estimate_closed_form(labels, m):
+    "Confident one-hot posteriors: EM = the class frequencies, support = classes seen, target by its formula."
+    y = np.array(labels); counts = np.bincount(y, minlength=m)
+    est = estimate_label_ratio(60.0 * np.eye(m)[y])
+    np.testing.assert_allclose(est.em, counts / len(y), atol=1e-9)
+    np.testing.assert_array_equal(est.support, counts > 0)
+    lam = ((counts > 0).sum() / m) ** 4
+    expect = lam / m + (1 - lam) * (0.5 * (counts > 0) / (counts > 0).sum() + 0.5 * counts / len(y))
+    np.testing.assert_allclose(est.target, expect, atol=1e-9)
+
+
+def test_em_nonuniform_fixed_point():
+    "SQUAREM-accelerated EM meets the MLLS fixed-point equation q = mean_i normalize(p_i * q / pi) with a non-uniform pi."
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(6) * 0.7, size=300); pi = np.array([.4, .2, .15, .1, .1, .05])
+    q = em_prior(P, pi)
+    W = P / pi * q
+    np.testing.assert_allclose((W / W.sum(1, keepdims=True)).mean(0), q, atol=1e-8)
+
+
+@given(any_batches())
+def test_geotter_unknown_any_batch(batch):
+    X, Y, _ = batch
+    n, m = len(X), len(Y)
+    r = geotter(X, Y)
+    assert r.labels.shape == (n,) and ((0 <= r.labels) & (r.labels < m)).all()
+    assert np.isfinite(r.plan).all() and np.isfinite(r.ot_plan).all()
+    np.testing.assert_allclose(r.ot_plan.sum(1), np.full(n, 1 / n), rtol=1e-5)
+    assert r.config['prior'] == 'estimated' and r.config['k'] == min(7, n - 1)
+
+
+@given(any_batches())
+def test_given_prior_n_below_m_keeps_marginals(batch):
+    "Exact GeoTTER with a given prior on any batch (n < m too): the OT plan has rows 1/n and columns = the prior."
+    X, Y, y = batch
+    prior = np.bincount(y, minlength=len(Y)) / len(y)
+    r = geotter(X, Y, prior)
+    np.testing.assert_allclose(r.ot_plan.sum(1), np.full(len(X), 1 / len(X)), atol=1e-6)
+    np.testing.assert_allclose(r.ot_plan.sum(0), prior, atol=1e-6)
+
+
+@given(any_batches())
+def test_otter_unknown_rows(batch):
+    X, Y, _ = batch
+    L = 100 * (X / np.linalg.norm(X, axis=1, keepdims=True)) @ (Y / np.linalg.norm(Y, axis=1, keepdims=True)).T
+    P = np.asarray(otter(L, None))
+    assert np.isfinite(P).all()
+    np.testing.assert_allclose(P.sum(1), np.full(len(L), 1 / len(L)), rtol=1e-5)
+
+
+def test_thousand_classes_batch_of_64():
+    "m = 1,000 classes, a batch of 64 from 3 of them: no error, the classes present found, at least zero-shot's accuracy."
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(1000, 48)); present = rng.choice(1000, 3, replace=False); y = rng.choice(present, 64)
+    X = Y[y] + 1.0 * rng.normal(size=(64, 48))
+    prep = prepare(X, Y)
+    assert set(present) <= set(np.flatnonzero(np.asarray(prep.ratio.support)))
+    zs = (X @ Y.T / np.linalg.norm(Y, axis=1)).argmax(1)
+    assert (prep.adapt(None).labels == y).mean() >= (zs == y).mean()
+
+
+def test_run_method_unknown_for_every_method():
+    rng = np.random.default_rng(2)
+    Y = rng.normal(size=(8, 5)); y = rng.choice([1, 4], 30); X = Y[y] + 0.5 * rng.normal(size=(30, 5))
+    task = Task('t', y, X=X, Y=Y)
+    for meth in METHODS:
+        p = run_method(meth, task, prior='unknown')
+        assert p.shape == (30,) and ((0 <= p) & (p < 8)).all(), meth
+    np.testing.assert_array_equal(run_method('geotter-unknown', task), run_method('geotter', task, prior='unknown'))
+    np.testing.assert_array_equal(run_method('geotter-unknown', task), np.asarray(geotter(X, Y).labels))
+
+
+def test_label_free_takes_arrays():
+    rng = np.random.default_rng(3)
+    Y = rng.normal(size=(4, 6)); y = rng.integers(0, 4, 40); X = Y[y] + 0.3 * rng.normal(size=(40, 6))
+    np.testing.assert_array_equal(label_free_predict(X, Y), label_free_predict(Task('t', y, X=X, Y=Y)))
+
+
+@pytest.mark.parametrize('bad, match', [(np.ones(4), r'^logits '), (np.full((3, 2), np.nan), r'^logits .*NaN')])
+def test_bad_logits_named(bad, match):
+    with pytest.raises((ValueError, TypeError), match=match): estimate_label_ratio(bad)
+    with pytest.raises((ValueError, TypeError), match=match): otter(bad, None)
+
+
+def test_bad_options_named():
+    with pytest.raises(ValueError, match=r'^min_count'): estimate_label_ratio(np.zeros((3, 2)), min_count=-1)
+    with pytest.raises(ValueError, match=r'^power'): estimate_label_ratio(np.zeros((3, 2)), power=-1)
+    with pytest.raises(ValueError, match=r"^prior=None is not available on backend='chunked'"):
+        prepare(np.eye(3), np.eye(3), backend='chunked').adapt(None, beta=0)
