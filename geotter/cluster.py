@@ -168,7 +168,52 @@ def kmeans(X,                         # (n, d) embeddings (re-normalized to unit
            max_block:int=2**24,       # most distance entries held at once by the torch code
            max_train='auto',          # rows the centres are learnt from: int, 'auto' or None (all)
           ):                          # (centroids (K, d), assignment (n,) int64)
-    "Seeded Lloyd clustering of the unit-normalized rows of `X`; the assignment is to the nearest returned centre."
+    r"""Seeded k-means (Lloyd) of the unit-normalized rows of `X`: the partition of GeoTTER's cluster cost (paper Sec. 3.3).
+
+    Minimises $\sum_i\lVert x_i-c_{z(i)}\rVert^2$ over centres $c_1,\dots,c_K$ and assignments $z$ by Lloyd's
+    alternation [1] from k-means++ seeds [2] (or random rows), `n_init` times; the lowest inertia wins. The returned
+    assignment is to the nearest returned centre. Runs in PyTorch (any device) or faiss; results are identical across
+    runs for a given seed.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Embeddings (numpy or torch; re-normalized to unit norm).
+    n_clusters : int
+        $K$, $1\le K\le n$.
+    seed : int or None, default 0
+        Seed of the draws; restarts use seed, seed + 1, ...
+    max_iter : int, default 20
+        Lloyd rounds at most.
+    n_init : int, default 1
+        Restarts.
+    init : {'auto', 'k-means++', 'random'}, default 'auto'
+        Seeding ('auto': k-means++ up to $K=256$, else random rows).
+    method : {'auto', 'faiss', 'torch'}, default 'auto'
+        Backend ('auto': faiss if installed).
+    max_block : int, default 2**24
+        Most distance entries the torch code holds at once.
+    max_train : int, 'auto' or None, default 'auto'
+        Rows the centres are learnt from ('auto': a sample on large batches; None: all).
+
+    Returns
+    -------
+    centroids : array of shape (K, d)
+    assignment : array of shape (n,), int64
+        Both in the type of `X`.
+
+    References
+    ----------
+    .. [1] S. Lloyd, "Least squares quantization in PCM", IEEE Transactions on Information Theory 28(2), 1982.
+    .. [2] D. Arthur, S. Vassilvitskii, "k-means++: The Advantages of Careful Seeding", SODA 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _, z = kmeans(np.array([[1., 0.], [.9, .1], [0., 1.], [.1, .9]]), 2)
+    >>> bool(z[0] == z[1] and z[2] == z[3] and z[0] != z[2])
+    True
+    """
     Xt = check_matrix(X, 'X')
     o = _kmeans_options(Xt.shape[0], n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)
     Xt = unit_rows(Xt) if Xt.shape[0] > KMEANS_MIN_TRAIN else l2_normalize(Xt, 'X')    # large unit rows: no copy

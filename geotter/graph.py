@@ -423,7 +423,36 @@ def knn_graph(X,                      # (n, d) embeddings
               include_self:bool=False,# count x_i among its own neighbours (reference code)
               **kwargs,               # passed to `knn_search` (method, max_block, ef_search, nprobe, ...)
              ):                       # sparse (n, n) 0/1 adjacency A
-    r"Sparse k-NN adjacency $A_{ij}=\mathbf 1[j\in\mathcal N(i)]$ by cosine similarity."
+    r"""Sparse k-NN adjacency $A_{ij}=\mathbf 1[j\in\mathcal N(i)]$ of the batch, by cosine similarity (paper Sec. 3.2).
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Sample embeddings (numpy or torch; re-normalized to unit norm).
+    k : int
+        Neighbours per sample, $1\le k<n$.
+    include_self : bool, default False
+        Count $x_i$ as its own first neighbour (the reference code's convention).
+    **kwargs
+        `knn_search` options: `method` ('auto', 'exact', 'torch', 'faiss', 'ivf', 'hnsw'), `max_block`, `ef_search`,
+        `nprobe`, `recall_sample`, `min_recall`, `progress`.
+
+    Returns
+    -------
+    sparse (n, n) adjacency
+        $k$ ones per row: a scipy CSR array for numpy input (float64), a torch sparse COO tensor for torch input.
+
+    References
+    ----------
+    .. [1] GeoTTER: Leveraging Local Geometry of Optimal Transport for Zero-Shot Classification, AISTATS 2026, Sec. 3.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = knn_graph(np.array([[1., 0.], [.9, .1], [0., 1.], [.1, .9]]), 1)
+    >>> A.toarray().tolist()
+    [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
+    """
     idx = knn_indices(X, k, include_self, **kwargs)
     return neighbour_graph(idx, X.dtype if is_tensor(X) else torch.float64)
 
@@ -462,7 +491,42 @@ def graph_smooth(plan,                # (n, m) transport plan T*
                  alpha:float,         # weight kept on a sample's own row, in [0, 1]
                  steps:int=1,         # L propagation steps (L > 1: Multi-GeoTTER)
                 )->Array:             # (n, m) smoothed plan T^(L)
-    r"Graph-Laplacian smoothing $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$, applied `steps` times (Eq. 2)."
+    r"""Graph-Laplacian smoothing of a transport plan, applied `steps` times (paper Eq. 2; Multi-GeoTTER for steps > 1).
+
+    $$T^{(l)}=\alpha\,T^{(l-1)}+(1-\alpha)\,D^{-1}A\,T^{(l-1)},\qquad T^{(0)}=T^\star,$$
+
+    with $D$ the diagonal of $A$'s row sums: each row moves toward the mean of its neighbours' rows. The total mass
+    and every row's mass are kept when $A$ has no empty row (each row of $D^{-1}A$ sums to one); column sums can move
+    (`Prepared.adapt(..., preserve_prior=...)` restores them).
+
+    Parameters
+    ----------
+    plan : array of shape (n, m)
+        Transport plan $T^\star$ (numpy or torch).
+    graph : (n, n) adjacency
+        scipy sparse, torch sparse or dense; e.g. `knn_graph(X, k)`. A row with no neighbour is kept as it is.
+    alpha : float in [0, 1]
+        Weight kept on a sample's own row ($1$: no smoothing).
+    steps : int, default 1
+        Propagation steps $L$.
+
+    Returns
+    -------
+    array of shape (n, m)
+        $T^{(L)}$, in the type of `plan`.
+
+    References
+    ----------
+    .. [1] GeoTTER: Leveraging Local Geometry of Optimal Transport for Zero-Shot Classification, AISTATS 2026, Eq. 2.
+    .. [2] D. Zhou, O. Bousquet, T. N. Lal, J. Weston, B. Schölkopf, "Learning with Local and Global Consistency",
+       NeurIPS 2003 (label propagation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> graph_smooth(np.array([[1., 0.], [0., 1.]]), np.array([[0., 1.], [1., 0.]]), 0.5).tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
     T = check_matrix(plan, 'plan')
     check_scalar(alpha, 'alpha', low=0, high=1)
     check_int(steps, 'steps', low=0)

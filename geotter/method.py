@@ -288,7 +288,7 @@ class Prepared:
               beta:float|str|None=None,      # override of the prepared cluster-cost weight (reuses the clusters)
               k:int|None=None,               # override of the prepared neighbourhood size (reuses the neighbour lists)
              )->GeoTTERResult:
-        r"""GeoTTER on the prepared batch for one target prior: fused cost, transport, graph smoothing, labels.
+        r"""GeoTTER on the prepared batch for one target prior (or none): fused cost, transport, graph smoothing, labels.
 
         Solves $\pi^\star=\arg\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,(1-\beta)C+\beta C^{\text{cluster}}\rangle$ and returns
         $T^{(L)}$, $T^{(l)}=\alpha T^{(l-1)}+(1-\alpha)D^{-1}AT^{(l-1)}$, with labels $\arg\max_j T^{(L)}_{ij}$ [1, 2].
@@ -300,6 +300,28 @@ class Prepared:
 
         A batch smaller than the defaults asks is handled: at most n - 1 neighbours, and (unless `n_clusters` was given)
         at most n // 2 clusters; a batch of one sample is not smoothed.
+
+        Parameters
+        ----------
+        prior : array of shape (m,), 'uniform' or None, default None
+            Target class prior $\nu$ (zeros allowed); None: unknown, estimated from the batch (above).
+        alpha : float in [0, 1] or 'auto', default 0.3
+            Weight kept on a sample's own row (1: no smoothing; 'auto': $1/(1+k)$).
+        steps : int, default 1
+            Propagation steps $L$ (> 1: Multi-GeoTTER).
+        solver : {'emd', 'sinkhorn', 'unbalanced'} or None
+            Exact transport, entropic, or semi-relaxed entropic (class marginal KL-penalised with strength `rho`);
+            None: 'emd' for a given prior, 'unbalanced' for prior=None. The chunked backend has 'emd' only.
+        reg, rho : float or None
+            Entropic weight and class-marginal strength of the entropic solvers (None: the transport defaults, or for
+            prior=None those of `UNKNOWN_RATIO` in GeoTTER's cost units).
+        preserve_prior : False, True, 'project' or 'cost', default False
+            Keep the OT class totals through smoothing: 'project' (True) projects the smoothed plan back, 'cost' smooths
+            the cost instead of the plan (dense backend only).
+        prior_weight : float, default 0
+            $\lambda$ of $\lambda\log\nu$ added to the logits (the reference code uses 1).
+        beta, k : optional
+            Overrides of the prepared cluster-cost weight and neighbourhood size (the partition and lists are reused).
 
         Returns
         -------
@@ -363,13 +385,59 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
             knn_method:str='auto',     # k-NN search: 'auto' (exact up to 100k rows, then HNSW with a recall check), 'exact', 'torch', 'faiss', 'hnsw', 'ivf'
             backend:str='auto',        # 'dense', 'chunked' (no n x m array; sparse plans) or 'auto' (chunked above CHUNKED_ENTRIES)
            )->Prepared:
-    r"""Validate and normalize a batch once, ready for `Prepared.adapt` to any prior.
+    r"""Validate and normalize a batch once, ready for `Prepared.adapt` to any prior (or to none).
+
+    GeoTTER's geometry depends on the batch only: the logits $\theta=\cos(x_i,y_j)/T$ of the zero-shot cost, the k-means
+    partition of the cluster cost and the k-NN lists of the smoothing graph. `prepare` checks and normalizes the
+    inputs once; the partition and the lists are computed on first use and kept, so adapting the batch to several
+    priors or settings costs one transport each.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Sample embeddings (numpy, list of lists or torch on any device), or logit features (`logit_features`).
+    Y : array of shape (m, d)
+        Class embeddings (one text embedding per class).
+    temperature : float, default 0.1
+        $T$ of GeoTTER's cost $\cos/T$: the paper's choice, where the zero-shot and cluster costs are on comparable
+        scales. Zero-shot logits and ratio estimates use CLIP's $T=0.01$ (`zero_shot_logits`); `adapt(None)` converts.
+    beta : float in [0, 1] or 'auto', default 0.3
+        Weight of the cluster cost in the fused cost (0: no fusion; 'auto': from the batch, Sec. 5.3).
+    k : int, default 7
+        Neighbours of the smoothing graph (at most n - 1 are used).
+    n_clusters : int or None
+        k-means $K$ (default: one per class, at most n // 2).
+    seed : int, default 0
+        k-means seed.
+    logits : array of shape (n, m), optional
+        Logits of the OT cost at GeoTTER's scale, instead of $\cos(X,Y)/T$ (a logit-only classifier: `geotter_inputs`).
+    include_self : bool, default False
+        Count $x_i$ among its own neighbours (the reference code's convention).
+    n_init : int, default 1
+        k-means restarts.
+    knn_method : str, default 'auto'
+        k-NN search (`knn_search`).
+    backend : {'auto', 'dense', 'chunked'}, default 'auto'
+        'dense': $n\times m$ arrays; 'chunked': no $n\times m$ array, exact transport on candidate lists and sparse plans
+        (for batches above `CHUNKED_ENTRIES` = $2^{28}$ entries, where 'auto' chooses it).
 
     Returns
     -------
     Prepared
-        unit embeddings `X`, `Y`, the logits $\theta=\cos(X,Y)/T$ of the OT cost (dense backend, or given), the configuration;
-        k-means and the k-NN lists are computed on first use and kept.
+        Unit embeddings `X`, `Y`, the logits of the OT cost (dense backend, or given), the configuration.
+
+    References
+    ----------
+    .. [1] GeoTTER: Leveraging Local Geometry of Optimal Transport for Zero-Shot Classification, AISTATS 2026.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Y = rng.normal(size=(3, 8)); y = np.repeat([0, 1, 2], [10, 5, 15]); X = Y[y] + 0.3 * rng.normal(size=(30, 8))
+    >>> prep = prepare(X, Y)
+    >>> [np.bincount(prep.adapt(p).labels, minlength=3).tolist() for p in ([1 / 3, 1 / 6, 1 / 2], None)]
+    [[10, 5, 15], [10, 5, 15]]
     """
     Xt = check_matrix(X, 'X')
     Yt = check_matrix(Y, 'Y', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
@@ -410,7 +478,50 @@ def geotter(X,                        # (n, d) sample embeddings
             knn_method:str='auto',    # k-NN search: 'auto' (exact up to 100k rows, then HNSW with a recall check), 'exact', 'torch', 'faiss', 'hnsw', 'ivf'
             backend:str='auto',       # 'dense', 'chunked' or 'auto' (see `prepare`)
            )->GeoTTERResult:
-    "GeoTTER: OT onto `prior` with a cluster-fused cost, then k-NN graph smoothing of the plan (`prepare` + `Prepared.adapt`)."
+    r"""GeoTTER: transport of the batch onto a class prior with a cluster-fused cost, then k-NN graph smoothing of the plan.
+
+    $$\pi^\star=\arg\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,(1-\beta)C+\beta C^{\rm cluster}\rangle,\qquad
+    T^{(l)}=\alpha T^{(l-1)}+(1-\alpha)D^{-1}AT^{(l-1)},\qquad \hat y_i=\arg\max_jT^{(L)}_{ij},$$
+
+    with $C_{ij}=-\log\mathrm{softmax}_j(\cos(x_i,y_j)/T)$, $C^{\rm cluster}_{ij}=1-\cos(c_{z(i)},y_j)$ from k-means and
+    $A$ the k-NN graph of the batch [1] (OTTER [2] is $\beta=0$, $\alpha=1$). It is `prepare(X, Y, ...)` followed by
+    `Prepared.adapt(prior, ...)`; every option is documented there. With the prior omitted (None) the label ratio is
+    unknown: the batch's ratio is estimated (`estimate_label_ratio`) and the class marginal is soft (`Prepared.adapt`).
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Sample embeddings.
+    Y : array of shape (m, d)
+        Class embeddings.
+    prior : array of shape (m,), 'uniform' or None, default None
+        The batch's label ratio $\nu$; None: unknown, estimated from the batch.
+    **options
+        `prepare`'s (temperature, beta, k, n_clusters, seed, logits, include_self, n_init, knn_method, backend) and
+        `Prepared.adapt`'s (alpha, steps, solver, reg, rho, preserve_prior, prior_weight).
+
+    Returns
+    -------
+    GeoTTERResult
+        `labels` (n,), `plan` $T^{(L)}$, `ot_plan` $\pi^\star$, `cost`, `config`, `prior` (the target used).
+
+    References
+    ----------
+    .. [1] GeoTTER: Leveraging Local Geometry of Optimal Transport for Zero-Shot Classification, AISTATS 2026.
+    .. [2] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala, "OTTER: Effortless Label Distribution Adaptation of
+       Zero-shot Models", NeurIPS 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Y = rng.normal(size=(3, 8)); y = np.repeat([0, 1, 2], [10, 5, 15]); X = Y[y] + 0.3 * rng.normal(size=(30, 8))
+    >>> res = geotter(X, Y, np.bincount(y) / 30)
+    >>> float((res.labels == y).mean()), res.plan.shape
+    (1.0, (30, 3))
+    >>> float((geotter(X, Y).labels == y).mean())      # label ratio unknown
+    1.0
+    """
     prep = prepare(X, Y, temperature=temperature, beta=beta, k=k, n_clusters=n_clusters, seed=seed, logits=logits,
                    include_self=include_self, n_init=n_init, knn_method=knn_method, backend=backend)
     return prep.adapt(prior, alpha=alpha, steps=steps, solver=solver, reg=reg, rho=rho, preserve_prior=preserve_prior,
