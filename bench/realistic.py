@@ -1,6 +1,6 @@
 """GeoTTER with the label ratio unknown, on StatA's realistic batches of the development tasks.
 
-    python bench/realistic.py [--batches 20] [--large-batches 6] [--estimator-batches 5] [--jobs 2]
+    python bench/realistic.py [--batches 50] [--large-batches 15] [--estimator-batches 10] [--jobs 2]   # ~20 min, 2 cores
         # bench/results/realistic_runs.csv.gz (every batch and method), realistic_accuracy.csv and
         # realistic_balanced.csv (mean per task, scenario and method), realistic_estimators.csv (every batch and
         # estimator: TV, recall, precision); read by nbs/13_ratio_unknown.ipynb
@@ -49,9 +49,9 @@ def summary(runs:pd.DataFrame, value:str='acc')->pd.DataFrame:
 
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--batches', type=int, default=20, help='realistic batches per B=64 scenario')
-    p.add_argument('--large-batches', type=int, default=6, help='realistic batches per B=1000 scenario')
-    p.add_argument('--estimator-batches', type=int, default=5, help='batches per scenario on which the estimators are scored')
+    p.add_argument('--batches', type=int, default=50, help='realistic batches per B=64 scenario')
+    p.add_argument('--large-batches', type=int, default=15, help='realistic batches per B=1000 scenario')
+    p.add_argument('--estimator-batches', type=int, default=10, help='batches per scenario on which the estimators are scored')
     p.add_argument('--jobs', type=int, default=2, help='tasks run in parallel')
     p.add_argument('--tasks', nargs='*', default=list(TASKS))
     a = p.parse_args()

@@ -105,6 +105,7 @@ def test_thousand_classes_batch_of_64():
     assert (prep.adapt(None).labels == y).mean() >= (zs == y).mean()
 
 
+@pytest.mark.filterwarnings('ignore:.*did not converge')   # PM/FPM on a 30-sample batch: the target's tiny entries are matched only in the limit
 def test_run_method_unknown_for_every_method():
     rng = np.random.default_rng(2)
     Y = rng.normal(size=(8, 5)); y = rng.choice([1, 4], 30); X = Y[y] + 0.5 * rng.normal(size=(30, 5))
@@ -133,3 +134,36 @@ def test_bad_options_named():
     with pytest.raises(ValueError, match=r'^power'): estimate_label_ratio(np.zeros((3, 2)), power=-1)
     with pytest.raises(ValueError, match=r"^prior=None is not available on backend='chunked'"):
         prepare(np.eye(3), np.eye(3), backend='chunked').adapt(None, beta=0)
+
+
+def test_squarem_converges_where_plain_em_crawls():
+    "On a flat likelihood (60 weak classes) plain EM needs ~7,500 steps to tol 1e-10; the accelerated EM, under 2,000, to the same point."
+    import warnings
+    from geotter.priors import _em_fixed_point, _em_step
+    rng = np.random.default_rng(3)
+    W = torch.softmax(torch.as_tensor(rng.normal(size=(400, 60)) * 0.5, dtype=torch.float64), 1)
+    q0 = torch.full((60,), 1 / 60, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')                       # 'did not converge' would be an error
+        q = _em_fixed_point(W, q0, 0.0, 2000, 1e-10)
+    q_plain, steps = q0, 0
+    while True:
+        q_next = _em_step(W, q_plain, q_plain, 0.0); steps += 1
+        if (q_next - q_plain).abs().sum() <= 1e-10: break
+        q_plain = q_next
+    assert steps > 5000, steps
+    assert (q - q_next).abs().sum() < 1e-6
+
+
+@pytest.mark.parametrize('T', [0.1, 0.05])
+def test_unknown_ratio_constants_are_in_nats_of_the_zero_shot_cost(T):
+    "adapt(None) is the semi-relaxed transport onto the estimated target with rho and reg of UNKNOWN_RATIO times 0.01 / T."
+    rng = np.random.default_rng(4)
+    Y = rng.normal(size=(6, 8)); y = rng.choice([0, 2, 3], 40); X = Y[y] + 0.6 * rng.normal(size=(40, 8))
+    prep = prepare(X, Y, temperature=T)
+    r = prep.adapt(None)
+    assert r.config['rho'] == pytest.approx(UNKNOWN_RATIO['rho'] * 0.01 / T) and r.config['reg'] == pytest.approx(UNKNOWN_RATIO['reg'] * 0.01 / T)
+    ref = prep.adapt(np.asarray(prep.ratio.target), solver='unbalanced', rho=UNKNOWN_RATIO['rho'] * 0.01 / T, reg=UNKNOWN_RATIO['reg'] * 0.01 / T)
+    np.testing.assert_allclose(r.plan, ref.plan, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(prep.ratio.target), np.asarray(estimate_label_ratio(100 * (X / np.linalg.norm(X, axis=1, keepdims=True))
+                               @ (Y / np.linalg.norm(Y, axis=1, keepdims=True)).T).target), atol=1e-9)
