@@ -1,6 +1,6 @@
 """StatA beside TransCLIP-ZS, ZLaP and zero-shot: accuracy on the dev tasks (full and on StatA's realistic batches), and speed.
 
-    python bench/peers.py accuracy [--batches 100] [--large-batches 30]
+    python bench/peers.py accuracy [--batches 100] [--large-batches 30] [--tasks NAME ...]   # --tasks: rerun these, keep the others' rows
         # bench/results/peers_realistic.csv, peers_realistic_balanced.csv (+ every batch: peers_realistic_runs.csv.gz)
     python bench/peers.py speed                     # bench/results/peers_speed.csv: n x 397 x 512, one thread, side by side
 
@@ -23,7 +23,7 @@ from geotter.core import accuracy, balanced_accuracy, predict, zero_shot_logits
 from geotter.transductive import REALISTIC_SCENARIOS, realistic_batch, stata, transclip_zs, zlap
 
 OUT = Path(__file__).resolve().parent / 'results'
-TASKS = ('wordnet-sample', 'synthetic', 'sun397-val-clip-vitb32-1shot', 'stanford-cars-val-clip-vitb32-1shot',
+TASKS = ('wordnet-sample', 'wordnet-nouns', 'synthetic', 'sun397-val-clip-vitb32-1shot', 'stanford-cars-val-clip-vitb32-1shot',
          'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2', 'cifar10-biomedclip')
 SCENARIOS = [('full', None)] + [(f'B={B}, Keff {lo}-{hi}', (B, (lo, hi))) for B, (lo, hi) in REALISTIC_SCENARIOS]
 
@@ -51,10 +51,10 @@ def load(names=TASKS)->dict:
     return out
 
 
-def accuracy_runs(n_batches:int=100, n_large:int|None=None, seed:int=0)->pd.DataFrame:
+def accuracy_runs(n_batches:int=100, n_large:int|None=None, seed:int=0, names=TASKS)->pd.DataFrame:
     "One row per task, scenario, batch and method (n_batches batches of 64, n_large of 1000): size, classes, accuracy, balanced (%)."
     rows = []
-    for name, task in load().items():
+    for name, task in load(names).items():
         X, Y, L, y = task.X, task.Y, task.logits, task.labels
         for j, (scenario, spec) in enumerate(SCENARIOS):
             rng, t0 = np.random.default_rng([seed, j]), time.perf_counter()
@@ -102,10 +102,14 @@ if __name__ == '__main__':
     p.add_argument('what', choices=['accuracy', 'speed'])
     p.add_argument('--batches', type=int, default=100, help='realistic batches per scenario')
     p.add_argument('--large-batches', type=int, default=None, help='realistic batches per B=1000 scenario (default: --batches)')
+    p.add_argument('--tasks', nargs='*', default=None, help='rerun only these tasks; the stored rows of the others are kept')
     a = p.parse_args()
     OUT.mkdir(exist_ok=True)
     if a.what == 'accuracy':
-        runs = accuracy_runs(a.batches, a.large_batches)
+        runs = accuracy_runs(a.batches, a.large_batches, names=TASKS if a.tasks is None else a.tasks)
+        if a.tasks is not None and (OUT / 'peers_realistic_runs.csv.gz').exists():
+            old = pd.read_csv(OUT / 'peers_realistic_runs.csv.gz')
+            runs = pd.concat([old[~old.task.isin(runs.task.unique())], runs])
         runs.to_csv(OUT / 'peers_realistic_runs.csv.gz', index=False)
         out = summary(runs); out.to_csv(OUT / 'peers_realistic.csv', index=False)
         summary(runs, 'bal').to_csv(OUT / 'peers_realistic_balanced.csv', index=False)

@@ -5,8 +5,8 @@
         # realistic_balanced.csv (mean per task, scenario and method), realistic_estimators.csv (every batch and
         # estimator: TV, recall, precision); read by nbs/13_ratio_unknown.ipynb
 
-Tasks (each when its data are here): the two image-feature tasks (`$GEOTTER_DATA`), wordnet-sample, the four
-CIFAR-10 logit tasks and the synthetic long-tailed task. Batches are drawn by `geotter.ratio.realistic_eval`
+Tasks (each when its data are here): the two image-feature tasks (`$GEOTTER_DATA`), wordnet-sample, wordnet-nouns
+(`geotter extract wordnet-nouns all-MiniLM-L6-v2` first), the four CIFAR-10 logit tasks and the synthetic long-tailed task. Batches are drawn by `geotter.ratio.realistic_eval`
 from numpy's default_rng([0, scenario]), the same draws as bench/peers.py (StatA, TransCLIP-ZS, ZLaP), so the first
 batches of both scripts are the same batches. The slow run of the protocol is `--batches 100 --large-batches 100`.
 This is a benchmark, not a test.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 OUT = Path(__file__).resolve().parent / 'results'
-TASKS = ('sun397-val-clip-vitb32-1shot', 'stanford-cars-val-clip-vitb32-1shot', 'wordnet-sample', 'cifar10-clip',
+TASKS = ('sun397-val-clip-vitb32-1shot', 'stanford-cars-val-clip-vitb32-1shot', 'wordnet-sample', 'wordnet-nouns', 'cifar10-clip',
          'cifar10-siglip', 'cifar10-siglip2', 'cifar10-biomedclip', 'synthetic')
 
 
@@ -53,12 +53,15 @@ if __name__ == '__main__':
     p.add_argument('--large-batches', type=int, default=15, help='realistic batches per B=1000 scenario')
     p.add_argument('--estimator-batches', type=int, default=10, help='batches per scenario on which the estimators are scored')
     p.add_argument('--jobs', type=int, default=2, help='tasks run in parallel')
-    p.add_argument('--tasks', nargs='*', default=list(TASKS))
+    p.add_argument('--tasks', nargs='*', default=None, help='run only these tasks; the stored rows of the others are kept')
     a = p.parse_args()
     from joblib import Parallel, delayed
-    res = Parallel(n_jobs=a.jobs)(delayed(one_task)(t, a.batches, a.large_batches, a.estimator_batches) for t in a.tasks)
+    res = Parallel(n_jobs=a.jobs)(delayed(one_task)(t, a.batches, a.large_batches, a.estimator_batches) for t in a.tasks or TASKS)
     runs = pd.DataFrame([r for acc, _ in res for r in acc]); est = pd.DataFrame([r for _, e in res for r in e])
     OUT.mkdir(exist_ok=True)
+    if a.tasks and (OUT / 'realistic_runs.csv.gz').exists():          # keep the stored rows of the other tasks
+        old, old_est = pd.read_csv(OUT / 'realistic_runs.csv.gz'), pd.read_csv(OUT / 'realistic_estimators.csv')
+        runs = pd.concat([old[~old.task.isin(runs.task.unique())], runs]); est = pd.concat([old_est[~old_est.task.isin(est.task.unique())], est])
     runs.to_csv(OUT / 'realistic_runs.csv.gz', index=False)
     summary(runs).to_csv(OUT / 'realistic_accuracy.csv', index=False)
     summary(runs, 'bal').to_csv(OUT / 'realistic_balanced.csv', index=False)
