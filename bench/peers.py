@@ -4,7 +4,7 @@
         # bench/results/peers_realistic.csv, peers_realistic_balanced.csv (+ every batch: peers_realistic_runs.csv.gz)
     python bench/peers.py speed                     # bench/results/peers_speed.csv: n x 397 x 512, one thread, side by side
 
-Tasks (each when its data are here): wordnet-sample, synthetic (`make_long_tail(seed=0)`), the four CIFAR-10 logit
+Tasks (each when its data are here): wordnet-sample, wordnet-nouns (built by `geotter extract`), synthetic (`make_long_tail(seed=0)`), the four CIFAR-10 logit
 tasks (on logit features, as `run_method` runs the peers) and the two image-feature tasks (`load_task`, data directory
 `$GEOTTER_DATA`). Realistic batches: `geotter.transductive.realistic_batch` for each of `REALISTIC_SCENARIOS`, seeded
 per task and scenario. Methods at their defaults; StatA also with soft counts (`stata-soft`) and with soft counts and

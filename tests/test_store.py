@@ -129,10 +129,10 @@ def test_entries_round_trip_under_their_own_names(names):
 
 
 _WRITER = """
-import sys, time, numpy as np
+import os, sys, time, numpy as np
 sys.path.insert(0, sys.argv[2]); from store import write_entry    # geotter/store.py alone: starts fast
 t_end, i = time.time() + float(sys.argv[3]), 0
-while time.time() < t_end:
+while time.time() < t_end and not os.path.exists(sys.argv[4]):     # until the reader has seen enough, or the time is up
     v = i % 2 + 1
     write_entry(sys.argv[1], dict(X=np.full((300, 64), v, np.float32), labels=np.arange(300) + v), dict(v=v)); i += 1
 print(i)
@@ -144,13 +144,15 @@ def test_reader_sees_the_old_or_the_new_entry_during_rewrites(verify):
     with tempfile.TemporaryDirectory(dir=_SHM) as d:
         e = Path(d) / 'task' / 'bb'
         write_entry(e, dict(X=np.zeros((300, 64), np.float32), labels=np.arange(300)), dict(v=0))
-        w = subprocess.Popen([sys.executable, '-c', _WRITER, str(e), str(Path(geotter.store.__file__).parent), '2'],
+        stop = Path(d) / 'stop'                                           # the reader tells the writer it has read enough
+        w = subprocess.Popen([sys.executable, '-c', _WRITER, str(e), str(Path(geotter.store.__file__).parent), '60', str(stop)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         seen = {0: 0, 1: 0, 2: 0}
         while w.poll() is None:
             arrays, m = read_entry(e, verify=verify)
             v = m['v']; seen[v] += 1
             assert (arrays['X'] == v).all() and (arrays['labels'] == np.arange(300) + v).all(), f"a read mixed versions: {m}"
+            if seen[1] + seen[2] >= 40: stop.touch()                     # a busy machine slows both sides: count reads, not seconds
         out, err = w.communicate()
         assert w.returncode == 0, err
-        assert int(out) >= 20 and seen[1] + seen[2] >= 20, (out, seen)     # many rewrites, many reads during them
+        assert int(out) >= 2 and seen[1] + seen[2] >= 40, (out, seen)      # both versions written, many reads during the rewrites
