@@ -334,6 +334,16 @@ class Prepared:
         [1] GeoTTER: Leveraging Local Geometry of Optimal Transport for Zero-Shot Classification, AISTATS 2026.
         [2] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala, OTTER: Effortless Label Distribution Adaptation of
             Zero-shot Models, NeurIPS 2024.
+        
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> Y = rng.normal(size=(3, 8)); y = np.repeat([0, 1, 2], [10, 5, 15]); X = Y[y] + 0.3 * rng.normal(size=(30, 8))
+        >>> prep = prepare(X, Y)
+        >>> res = prep.adapt(None)                          # label ratio unknown: estimated, soft class marginal
+        >>> res.config['solver'], float((res.labels == y).mean())
+        ('unbalanced', 1.0)
         """
         nu, solver, reg, rho = self._target(prior, solver, reg, rho)
         o, mode, ot_kw = _adapt_options(self, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)

@@ -96,6 +96,11 @@ def ratio_errors(q, labels, m:int, min_count:float=0.5)->dict:
     return dict(tv=total_variation(q, true), recall=(found & present).sum() / present.sum(), precision=(found & present).sum() / max(found.sum(), 1))
 
 # %% ../nbs/13_ratio_unknown.ipynb #b3a9e2d6
+def _geotter(X, Y, L, prior)->np.ndarray:
+    "GeoTTER's labels on a batch (embeddings, or the logit features of a logit-only batch) for `prior` (None: unknown)."
+    Xg, Yg, Lg = geotter_inputs(X, Y, L)
+    return np.asarray(geotter(Xg, Yg, prior, logits=Lg).labels)
+
 def _lf(X, Y, L):
     "Sec. 4.3 label-free GeoTTER; zero-shot on a batch too small for two folds."
     return label_free_predict(X, Y, logits=L) if len(L) >= 4 else L.argmax(1)
@@ -103,11 +108,11 @@ def _lf(X, Y, L):
 UNKNOWN_METHODS = {
     'zs': lambda X, Y, L, nu: L.argmax(1),
     'otter-em': lambda X, Y, L, nu: np.asarray(predict(otter(L, _em(L)))),
-    'geotter-em': lambda X, Y, L, nu: np.asarray(geotter(*geotter_inputs(X, Y, L)[:2], _em(L), logits=geotter_inputs(X, Y, L)[2]).labels),
+    'geotter-em': lambda X, Y, L, nu: _geotter(X, Y, L, _em(L)),
     'label-free': lambda X, Y, L, nu: _lf(X, Y, L),
     'otter-unknown': lambda X, Y, L, nu: np.asarray(predict(otter(L, None))),
-    'geotter-unknown': lambda X, Y, L, nu: np.asarray(geotter(*geotter_inputs(X, Y, L)[:2], logits=geotter_inputs(X, Y, L)[2]).labels),
-    'geotter-true': lambda X, Y, L, nu: np.asarray(geotter(*geotter_inputs(X, Y, L)[:2], nu, logits=geotter_inputs(X, Y, L)[2]).labels),
+    'geotter-unknown': lambda X, Y, L, nu: _geotter(X, Y, L, None),
+    'geotter-true': lambda X, Y, L, nu: _geotter(X, Y, L, nu),
 }
 SCENARIOS = (('full', None),) + tuple((f'B={B}, Keff {lo}-{hi}', (B, (lo, hi))) for B, (lo, hi) in REALISTIC_SCENARIOS)
 

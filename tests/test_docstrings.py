@@ -1,4 +1,4 @@
-"""The public entry points carry numpydoc docstrings (Parameters, Returns, References), and their examples run.
+"""The public entry points carry numpydoc docstrings (Parameters, Returns, References) and Examples that run and give what they show.
 
 The list is the package's main entry points: the solvers, the baselines, GeoTTER and its preparation, the prior
 estimators, the geometry, the transductive peers and label-free GeoTTER."""
@@ -8,7 +8,7 @@ import pytest
 
 ENTRY_POINTS = {
     'geotter.exact': ['emd'], 'geotter.entropic': ['sinkhorn', 'sinkhorn_unbalanced'], 'geotter.transport': ['otter'],
-    'geotter.baselines': ['prior_matching', 'fenchel_prior_matching'],
+    'geotter.baselines': ['prior_shift', 'prior_matching', 'fenchel_prior_matching'],
     'geotter.method': ['geotter', 'prepare', 'Prepared.adapt'],
     'geotter.priors': ['em_prior', 'bbse_prior', 'estimate_label_ratio'],
     'geotter.graph': ['knn_graph', 'graph_smooth'], 'geotter.cluster': ['kmeans'],
@@ -31,6 +31,7 @@ def test_numpydoc_sections(mod, name):
 def test_examples_run(mod, name):
     m = importlib.import_module(mod)
     tests = doctest.DocTestFinder().find(_get(mod, name), name, globs=vars(m).copy())
+    assert tests and tests[0].examples, f"{name} has no Examples"
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     for t in tests: runner.run(t)
     assert runner.failures == 0, f"{name}: {runner.failures} failing example(s)"

@@ -3,7 +3,6 @@
 Every fit is checked where a fault cannot hide: three or more classes in the prior's support, a non-uniform prior,
 warnings turned into errors (a solver that stops early fails the test instead of passing it with a warning), the
 returned weights put back into the method's formula, and the entropic-OT identity checked against POT."""
-import doctest
 import warnings
 
 import numpy as np
@@ -196,14 +195,3 @@ def test_non_convergence_warns_naming_max_iter():
     for f in (lambda: prior_matching(L, [.7, .1, .1, .1], max_iter=1), lambda: prior_matching(L, [.7, .1, .1, .1], form='bias', max_iter=1),
               lambda: fenchel_prior_matching(L, [.7, .1, .1, .1], max_iter=1), lambda: prior_shift(L, [.7, .1, .1, .1], max_iter=1)):
         with pytest.warns(UserWarning, match=r'did not converge.*max_iter=1\b'): f()
-
-
-@pytest.mark.parametrize('name', ['prior_shift', 'prior_matching', 'fenchel_prior_matching'])
-def test_docstring_examples(name):
-    "The Examples section of the public entry points runs and gives what it shows."
-    f = getattr(geotter.baselines, name)
-    tests = doctest.DocTestFinder().find(f, name, globs=vars(geotter.baselines).copy())
-    assert tests and tests[0].examples, f"{name} has no Examples"
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    for t in tests: runner.run(t)
-    assert runner.failures == 0

@@ -171,15 +171,3 @@ def test_bad_arguments_named(i):
     P = np.random.default_rng(0).dirichlet(np.ones(3), size=6)
     f, pattern = BAD[i]
     with pytest.raises((ValueError, TypeError), match=pattern): f(P)
-
-
-@pytest.mark.parametrize('name', ['em_prior', 'bbse_prior'])
-def test_docstring_examples(name):
-    "The Examples section of the public entry points runs and gives what it shows."
-    import doctest
-    import geotter.priors as mod
-    tests = doctest.DocTestFinder().find(getattr(mod, name), name, globs=vars(mod).copy())
-    assert tests and tests[0].examples, f"{name} has no Examples"
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    for t in tests: runner.run(t)
-    assert runner.failures == 0

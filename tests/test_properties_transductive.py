@@ -268,15 +268,3 @@ def test_zlap_matches_its_definition(batch, gamma, alpha, k, include_self):
     got = zlap(X, Y, k=k, gamma=gamma, alpha=alpha, include_self=include_self, tol=1e-13, max_iter=1000)
     want = zlap_reference(X, Y, k, gamma, alpha, include_self)
     np.testing.assert_allclose(got, want, atol=1e-7)
-
-
-@pytest.mark.parametrize('name', ['transclip_zs', 'zlap'])
-def test_docstring_examples(name):
-    "The Examples section of the public entry points runs and gives what it shows."
-    import doctest
-    import geotter.transductive as mod
-    tests = doctest.DocTestFinder().find(getattr(mod, name), name, globs=vars(mod).copy())
-    assert tests and tests[0].examples, f"{name} has no Examples"
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    for t in tests: runner.run(t)
-    assert runner.failures == 0
