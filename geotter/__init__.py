@@ -1,77 +1,67 @@
 """geotter: test-time label-distribution adaptation of frozen zero-shot classifiers (OTTER, GeoTTER and family).
 
 The modules are generated from the notebooks in `nbs/` by `nbdev_export`; this file only gathers
-their public names so that `from geotter import geotter, otter, ...` works. The names are loaded on
-first use (PEP 562), so that `import geotter.cli` (the `geotter` command) does not import PyTorch
-before it needs it; `dir(geotter)` (tab completion) lists them all the same, read from the modules'
-source without importing them.
+the top-level API (`_EXPORTS`), so that `from geotter import geotter, otter, ...` works; the rest of
+each module's names are imported from the module. The names are loaded on first use (PEP 562), so
+that `import geotter.cli` (the `geotter` command) does not import PyTorch before it needs it;
+`dir(geotter)` (tab completion) lists them all the same.
 """
 __version__ = "0.1.0"
 
 import importlib as _importlib
 
-# module -> names taken from it (None: the module's `__all__`)
+# The top-level API: module -> the names it gives the package. Everything else stays in its module
+# (`geotter.graph.IVF_CELLS`, `geotter.core.check_matrix`, ...).
 _EXPORTS = {
-    'core': None, 'baselines': None, 'transport': None, 'graph': None, 'cluster': None, 'method': None, 'synthetic': None,
-    'transductive': ('transclip_zs', 'zlap', 'stata'), 'priors': None,
+    'core': ('Task', 'InputTypeError', 'CLIP_TEMPERATURE', 'zero_shot_logits', 'predict', 'accuracy', 'balanced_accuracy',
+             'class_prior'),
+    'baselines': ('zero_shot', 'prior_matching', 'fenchel_prior_matching', 'prior_shift'),
+    'exact': ('emd',), 'entropic': ('sinkhorn', 'sinkhorn_unbalanced'), 'transport': ('otter', 'solve_ot'),
+    'priors': ('em_prior', 'online_em_prior', 'bbse_prior', 'confusion_rates', 'estimate_label_ratio', 'RatioEstimate',
+               'total_variation', 'UNKNOWN_RATIO'),
+    'graph': ('knn_graph', 'knn_search', 'graph_smooth'), 'cluster': ('kmeans', 'cluster_cost'),
+    'method': ('geotter', 'prepare', 'Prepared', 'GeoTTERResult', 'geotter_chunked', 'run_method', 'geotter_on_task',
+               'METHODS', 'PRIOR_FREE', 'PAPER_DEFAULTS'),
+    'synthetic': ('make_long_tail',), 'transductive': ('transclip_zs', 'zlap', 'stata'),
     'data': ('load_task', 'load_embeddings', 'extract'),
     'marginals': ('marginal_errors', 'prior_at_tv', 'partial_batches'),
     'calibration': ('posteriors', 'expected_calibration_error', 'calibration_scores', 'reliability_diagram', 'class_duals'),
-    'prompts': ('ensemble_embeddings',),
-    'labelfree': ('label_free_predict', 'fit_label_free'),
-    'noise': ('data_driven_defaults', 'estimate_noise'),
-    'streaming': ('StreamingGeoTTER', 'stream_predict'),
+    'prompts': ('ensemble_embeddings',), 'labelfree': ('label_free_predict', 'fit_label_free'),
+    'noise': ('data_driven_defaults', 'estimate_noise'), 'streaming': ('StreamingGeoTTER', 'stream_predict'),
 }
+# Modules whose whole `__all__` the top level once re-exported: their other names still resolve from the top
+# level, with a DeprecationWarning that names the module to import them from.
+_FORMER = ('core', 'baselines', 'transport', 'graph', 'cluster', 'method', 'synthetic', 'priors')
 _loaded = False
-
-def _find(m, name:str):
-    "`m.name`, or the same name in the module it moved to."
-    if hasattr(m, name): return getattr(m, name)
-    for mod in _MOVED_TO:
-        try: return getattr(_importlib.import_module(f'{__name__}.{mod}'), name)
-        except (ImportError, AttributeError): pass
-    raise AttributeError(f"{m.__name__} has no attribute {name!r}")
-
-_MOVED_TO = ('priors', 'method', 'store', 'data')
+__all__ = [n for names in _EXPORTS.values() for n in names]
 
 def _load():
     "Import the modules of `_EXPORTS` and copy their public names into the package namespace."
-    global _loaded, __all__
-    names = {}
-    for mod, wanted in _EXPORTS.items():
-        m = _importlib.import_module(f'{__name__}.{mod}')
-        for n in (getattr(m, '__all__', ()) if wanted is None else wanted): names[n] = _find(m, n)
-    globals().update(names)
-    __all__ = list(names)
+    global _loaded
+    globals().update({n: getattr(_importlib.import_module(f'{__name__}.{mod}'), n) for mod, names in _EXPORTS.items() for n in names})
     _loaded = True
 
+def _former(name:str):
+    "(module, object) of a name the top level no longer exports, or None."
+    for mod in _FORMER:
+        m = _importlib.import_module(f'{__name__}.{mod}')
+        if name in getattr(m, '__all__', ()): return m.__name__, getattr(m, name)
+    return None
+
 def __getattr__(name:str):
-    "A public name of the package, importing the modules on first use."
-    if (not _loaded and not name.startswith('_')) or name == '__all__':
-        if not _loaded: _load()
+    "A public name of the package, importing the modules on first use; a former top-level name, with a warning."
+    if name.startswith('_'): raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if not _loaded:
+        _load()
         if name in globals(): return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    found = _former(name)
+    if found is None: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+    warnings.warn(f"geotter.{name} is not part of the top-level API; import it from {found[0]} "
+                  f"(from {found[0]} import {name})", DeprecationWarning, stacklevel=2)
+    return found[1]
 
-_public = None
-
-def _source_all(mod:str)->list:
-    "The literal `__all__` of the module `mod`, read from its source (nothing imported)."
-    import ast
-    from importlib.util import find_spec
-    spec = find_spec(f'{__name__}.{mod}')
-    with open(spec.origin, encoding='utf-8') as f: tree = ast.parse(f.read())
-    return next((list(ast.literal_eval(n.value)) for n in tree.body if isinstance(n, ast.Assign)
-                 and any(getattr(t, 'id', None) == '__all__' for t in n.targets)), [])
-
-def _public_names()->list:
-    "Every name the package exports: those of `_EXPORTS`, `faiss_build` and `__version__` (from source, cached)."
-    global _public
-    if _public is None:
-        names = {n for mod, wanted in _EXPORTS.items() for n in (_source_all(mod) if wanted is None else wanted)}
-        _public = sorted(names | {'faiss_build', '__version__'})
-    return _public
-
-def __dir__(): return sorted(set(_public_names()) | (set(__all__) if _loaded else set()))
+def __dir__(): return sorted(set(__all__) | {'faiss_build', '__version__'})
 
 def _faiss_dists()->list:
     "The faiss distributions installed on `sys.path` (from their .dist-info folders; cheap, nothing imported)."

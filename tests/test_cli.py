@@ -323,3 +323,17 @@ def test_dir_lists_the_public_names_without_torch():
             "{'prepare', 'geotter', 'otter', 'kmeans', 'StreamingGeoTTER'} <= before, 'importlib' in before)")
     r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.split() == ['False', 'True', 'True', 'False'], r.stdout + r.stderr
+
+def test_top_level_api_is_small_and_keeps_former_names():
+    "The top level exports each object once under one name; a name it no longer exports still resolves from its module, with a warning naming it."
+    import warnings, geotter
+    from geotter import core, graph, cluster
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        objs = [getattr(geotter, n) for n in geotter.__all__]
+    assert len(geotter.__all__) <= 70 and len({id(o) for o in objs}) == len(objs)
+    for name, mod in (('check_matrix', core), ('IVF_CELLS', graph), ('lloyd', cluster)):
+        assert name not in geotter.__all__
+        with pytest.warns(DeprecationWarning, match=rf'^geotter\.{name} is not part of the top-level API; import it from {mod.__name__}'):
+            assert getattr(geotter, name) is getattr(mod, name)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"): geotter.no_such_name
