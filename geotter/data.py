@@ -64,6 +64,7 @@ def register_backbone(bb:Backbone)->Backbone:
     BACKBONES[bb.name] = bb
     return bb
 
+# %% ../nbs/17_data.ipynb #81c95ac8
 for _n, _d in (('RN50', 1024), ('RN101', 512), ('ViT-B-32', 512), ('ViT-B-16', 512), ('ViT-L-14', 768)):
     register_backbone(Backbone(_n, 'open_clip', f'{_n}-quickgelu', 'openai', dim=_d))
 _ = register_backbone(Backbone('all-MiniLM-L6-v2', 'sentence-transformers', 'sentence-transformers/all-MiniLM-L6-v2',
@@ -189,6 +190,7 @@ def class_prompts(class_names:Sequence[str], template:str)->list:
     "The prompt of each class for one template."
     return [template.format(c) for c in class_names]
 
+# %% ../nbs/17_data.ipynb #0be25bee
 def class_embeddings(encoder:Encoder,          # loaded backbone
                      class_names:Sequence[str],# m readable class names
                      templates:Sequence[str],  # T templates, one '{}' each
@@ -591,6 +593,7 @@ def package_dir()->Path:
     import geotter
     return Path(geotter.__file__).resolve().parent
 
+# %% ../nbs/17_data.ipynb #e102fa62
 def logits_dir(path:str|Path|None=None)->Path:
     "Directory of the logit files: `path`, else `$GEOTTER_LOGITS_DIR`, else `<data_root()>/image-logits`."
     return Path(path or os.environ.get(LOGITS_ENV) or data_root() / 'image-logits').expanduser()
