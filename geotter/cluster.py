@@ -131,8 +131,8 @@ def _train_rows(n:int, K:int, max_train, rng:np.random.Generator):
 KMEANS_INITS, KMEANS_METHODS = ('auto', 'k-means++', 'random'), ('auto', 'faiss', 'torch')
 
 # %% ../nbs/08_cluster.ipynb #1aab588a
-def _kmeans_options(n:int, n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)->dict:
-    "The k-means options checked, with 'auto' resolved."
+def _kmeans_options(n:int, n_clusters, seed=0, max_iter=20, n_init=1, init='auto', method='auto', max_block=2**24, max_train='auto')->dict:
+    "The k-means options checked, with 'auto' resolved (the defaults are `kmeans`'s)."
     K = _int(n_clusters, 'n_clusters')
     if K > n: raise ValueError(f"n_clusters={K} but X has n={n} samples; expected n_clusters <= n")
     if init not in KMEANS_INITS: raise ValueError(f"init={init!r}; expected one of {KMEANS_INITS}")
@@ -156,6 +156,15 @@ def _restart(Xt:torch.Tensor, o:dict, s:int):
     if rows is not None:
         assign, d2 = _sq_dists_argmin(Xt, C, o['max_block']); inertia = float(d2.sum())
     return inertia, C, assign
+
+# %% ../nbs/08_cluster.ipynb #a1cd7364
+def _kmeans(Xn:torch.Tensor,          # (n, d) checked unit rows
+            o:dict,                   # checked options (`_kmeans_options`)
+           )->tuple:                  # (centres (K, d), assignment (n,) int64), tensors
+    "k-means on validated inputs: the `n_init` seeded restarts, the one of lowest inertia kept."
+    runs = [_restart(Xn, o, s) for s in range(o['seed'], o['seed'] + o['n_init'])]
+    _, C, assign = min(runs, key=lambda r: r[0])
+    return C, assign
 
 # %% ../nbs/08_cluster.ipynb #c262bc4a
 def kmeans(X,                         # (n, d) embeddings (re-normalized to unit norm)
@@ -216,9 +225,7 @@ def kmeans(X,                         # (n, d) embeddings (re-normalized to unit
     """
     Xt = check_matrix(X, 'X')
     o = _kmeans_options(Xt.shape[0], n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)
-    Xt = unit_rows(Xt) if Xt.shape[0] > KMEANS_MIN_TRAIN else l2_normalize(Xt, 'X')    # large unit rows: no copy
-    runs = [_restart(Xt, o, s) for s in range(o['seed'], o['seed'] + o['n_init'])]
-    _, C, assign = min(runs, key=lambda r: r[0])
+    C, assign = _kmeans(unit_rows(Xt) if Xt.shape[0] > KMEANS_MIN_TRAIN else l2_normalize(Xt, 'X'), o)   # large unit rows: no copy
     return like_input(C, X), like_input(assign, X)
 
 # %% ../nbs/08_cluster.ipynb #fa748ddb

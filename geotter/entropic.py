@@ -167,11 +167,11 @@ def _marginal_error(P:torch.Tensor, a:torch.Tensor, b:torch.Tensor, balanced:boo
     return err + ((P.sum(0, dtype=torch.float64) - b).abs().sum().item() if balanced else 0.0)
 
 # %% ../nbs/03_entropic.ipynb #f0000013
-def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, name):
-    "Shared body of `sinkhorn` (rho = inf) and `sinkhorn_unbalanced`: checks, support, potentials, measured plan."
+def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, name, checked:bool=False):
+    "Shared body of `sinkhorn` (rho = inf) and `sinkhorn_unbalanced`: checks (`checked`: C, a, b already are), support, potentials, measured plan."
     reg, max_iter, tol, eps_scaling = _check_entropic_args(reg, max_iter, tol, eps_scaling, dtype)
     out_dtype = dtype
-    C0, a, b = check_ot_inputs(cost, a, b)
+    C0, a, b = (cost, a, b) if checked else check_ot_inputs(cost, a, b)
     if rho / (rho + reg) <= 0.5: eps_scaling = None     # a strongly damped column update converges fast without warm-up
     ri = torch.nonzero(a > 0)[:, 0]
     ci = torch.nonzero(b > 0)[:, 0] if rho > 0 else torch.arange(C0.shape[1], device=C0.device)  # rho = 0: b unused
@@ -289,3 +289,15 @@ def sinkhorn_unbalanced(cost,                 # (n, m) cost matrix C
     """
     rho = _check_rho(rho)
     return _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, 'sinkhorn_unbalanced')
+
+# %% ../nbs/03_entropic.ipynb #d55964f4
+def _sinkhorn_checked(C:torch.Tensor,         # (n, m) checked cost (`check_ot_inputs`)
+                      a:torch.Tensor, b:torch.Tensor, # (n,), (m,) checked float64 weights on C's device
+                      reg:float=DEFAULT_REG, rho:float=DEFAULT_RHO, # as in `sinkhorn_unbalanced` (inf: `sinkhorn`)
+                      *, max_iter:int=10_000, tol:float=1e-4, eps_scaling:float|None=0.5, init:tuple|None=None,
+                      dtype:torch.dtype=torch.float32, log:bool=False,
+                     ):                       # (n, m) plan as a tensor [, log dict]
+    "`sinkhorn_unbalanced` (`sinkhorn` for rho = inf) on validated tensors: no second check of C, a and b."
+    rho = _check_rho(rho)
+    return _entropic_ot(C, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log,
+                        'sinkhorn' if rho == math.inf else 'sinkhorn_unbalanced', checked=True)

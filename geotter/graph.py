@@ -352,21 +352,38 @@ class KNNSearch(NamedTuple):
     settings:dict|None = None     # 'ivf': cells and nprobe; 'hnsw': ef_search (as the search ended)
 
 # %% ../nbs/07_graph.ipynb #80bdb16e
-def _knn_options(max_block, ef_search, nprobe, recall_sample, min_recall, progress)->dict:
-    "The search options, checked."
+def _knn_options(max_block=2**24, ef_search=64, nprobe=None, recall_sample=1000, min_recall=KNN_MIN_RECALL, progress=None)->dict:
+    "The search options, checked (the defaults are `knn_search`'s)."
     if not (progress is None or isinstance(progress, (bool, np.bool_))): raise TypeError(f"progress={progress!r}; expected True, False or None")
     return dict(max_block=check_int(max_block, 'max_block', low=1), ef_search=check_int(ef_search, 'ef_search', low=1),
                 nprobe=None if nprobe is None else check_int(nprobe, 'nprobe', low=1), recall_sample=check_int(recall_sample, 'recall_sample', low=1),
                 min_recall=check_scalar(min_recall, 'min_recall', low=0, high=1), progress=progress)
 
-def _run(Xt:torch.Tensor, k:int, include_self:bool, engine:str, o:dict)->tuple:
-    "(lists, recall, settings) of one engine on checked rows `Xt` and options `o`."
+def _run(Xt:torch.Tensor, k:int, include_self:bool, engine:str, o:dict, unit:bool=False)->tuple:
+    "(lists, recall, settings) of one engine on checked rows `Xt` (`unit`: already unit-norm, used as they are) and options `o`."
     if engine == 'ivf':
-        return _ivf_search(unit_rows(Xt), k, include_self, o['nprobe'], o['min_recall'], o['recall_sample'], o['max_block'], o['progress'])
-    Xn, show = l2_normalize(Xt, 'X'), _show(o['progress'], Xt.shape[0] ** 2 * Xt.shape[1] / 2)
+        return _ivf_search(Xt if unit else unit_rows(Xt), k, include_self, o['nprobe'], o['min_recall'], o['recall_sample'], o['max_block'], o['progress'])
+    Xn, show = Xt if unit else l2_normalize(Xt, 'X'), _show(o['progress'], Xt.shape[0] ** 2 * Xt.shape[1] / 2)
     if engine != 'torch':
         return _faiss_search(Xn, k, include_self, engine, o['ef_search'], o['min_recall'], o['recall_sample'], o['max_block'], show)
     with _bar(1, show, 'k-NN: exact search') as bar: return _topk_torch(Xn, k, include_self, o['max_block'], bar), 1.0, {}
+
+# %% ../nbs/07_graph.ipynb #ccbefe3c
+def _knn_search(Xt:torch.Tensor,      # (n, d) checked rows
+                k:int, include_self:bool, # checked (`check_k`, `check_bool`)
+                method:str,           # as in `knn_search`
+                o:dict,               # checked options (`_knn_options`)
+                unit:bool=False,      # the rows are already unit-norm: searched as they are
+               )->KNNSearch:          # indices as an int64 tensor
+    "`knn_search` on validated inputs: the engine, the warning of a large exact search, the search, the recall warning."
+    engine = _knn_engine(method, Xt.shape[0], Xt.device)
+    if engine in ('torch', 'faiss') and Xt.shape[0] > KNN_APPROX_MIN_N: warnings.warn(_exact_cost(Xt, engine), stacklevel=3)
+    idx, recall, settings = _run(Xt, k, include_self, engine, o, unit)
+    if recall < o['min_recall']:
+        warnings.warn(f"approximate k-NN (method={engine!r}, {settings}) found {recall:.1%} of the exact neighbours on a sample of "
+                      f"{min(o['recall_sample'], Xt.shape[0])} rows, below min_recall={o['min_recall']} at its widest; "
+                      "method='exact' is exact", stacklevel=3)
+    return KNNSearch(idx, engine, recall, settings)
 
 # %% ../nbs/07_graph.ipynb #6f445f61
 def knn_search(X,                     # (n, d) embeddings (any norm; re-normalized)
@@ -384,14 +401,8 @@ def knn_search(X,                     # (n, d) embeddings (any norm; re-normaliz
     Xt = check_matrix(X, 'X')
     k, include_self = check_k(k, Xt.shape[0]), check_bool(include_self, 'include_self')
     o = _knn_options(max_block, ef_search, nprobe, recall_sample, min_recall, progress)
-    engine = _knn_engine(method, Xt.shape[0], Xt.device)
-    if engine in ('torch', 'faiss') and Xt.shape[0] > KNN_APPROX_MIN_N: warnings.warn(_exact_cost(Xt, engine), stacklevel=2)
-    idx, recall, settings = _run(Xt, k, include_self, engine, o)
-    if recall < o['min_recall']:
-        warnings.warn(f"approximate k-NN (method={engine!r}, {settings}) found {recall:.1%} of the exact neighbours on a sample of "
-                      f"{min(o['recall_sample'], Xt.shape[0])} rows, below min_recall={o['min_recall']} at its widest; "
-                      "method='exact' is exact", stacklevel=2)
-    return KNNSearch(like_input(idx, X), engine, recall, settings)
+    res = _knn_search(Xt, k, include_self, method, o)
+    return res._replace(indices=like_input(res.indices, X))
 
 # %% ../nbs/07_graph.ipynb #c28ddd2d
 def knn_indices(X,                    # (n, d) embeddings (any norm; re-normalized)
@@ -403,6 +414,16 @@ def knn_indices(X,                    # (n, d) embeddings (any norm; re-normaliz
     "Indices of the `k` most cosine-similar samples of each row of `X`, without an n×n matrix."
     return knn_search(X, k, include_self, method, **kwargs).indices
 
+# %% ../nbs/07_graph.ipynb #9b8ee0d2
+def _adjacency(I:torch.Tensor,        # (n, k) checked int64 neighbour lists, entries in [0, n)
+               dtype=torch.float64,   # value dtype
+              )->torch.Tensor:        # sparse (n, n) 0/1 adjacency, torch COO on I's device
+    "The adjacency of validated neighbour lists, as a coalesced torch COO tensor."
+    n, k = I.shape
+    rows = torch.arange(n, device=I.device).repeat_interleave(k)
+    vals = torch.ones(n * k, dtype=dtype, device=I.device)
+    return torch.sparse_coo_tensor(torch.stack([rows, I.reshape(-1)]), vals, (n, n), check_invariants=False).coalesce()
+
 # %% ../nbs/07_graph.ipynb #eaf6b022
 def neighbour_graph(neighbours,       # (n, k) int64 neighbour lists (`knn_indices`), numpy or torch
                     dtype=torch.float64, # value dtype of a torch result
@@ -411,11 +432,9 @@ def neighbour_graph(neighbours,       # (n, k) int64 neighbour lists (`knn_indic
     I = check_matrix(neighbours, 'neighbours', dtype=torch.int64)
     n, k = I.shape
     if I.min() < 0 or I.max() >= n: raise ValueError(f"neighbours has entries outside [0, {n}); expected row indices")
-    rows = torch.arange(n, device=I.device).repeat_interleave(k)
-    if not is_tensor(neighbours):
-        return sp.csr_array((np.ones(n * k), (rows.numpy(), I.reshape(-1).cpu().numpy())), shape=(n, n))
-    vals = torch.ones(n * k, dtype=dtype, device=I.device)
-    return torch.sparse_coo_tensor(torch.stack([rows, I.reshape(-1)]), vals, (n, n), check_invariants=False).coalesce()
+    if is_tensor(neighbours): return _adjacency(I, dtype)
+    rows = np.repeat(np.arange(n), k)
+    return sp.csr_array((np.ones(n * k), (rows, I.reshape(-1).cpu().numpy())), shape=(n, n))
 
 # %% ../nbs/07_graph.ipynb #8f108d2c
 def knn_graph(X,                      # (n, d) embeddings
@@ -485,6 +504,16 @@ def row_normalize(graph:torch.Tensor)->torch.Tensor:
     deg[lonely] = 1
     return torch.sparse_coo_tensor(torch.stack([i, j]), w / deg[i], (n, n), check_invariants=False).coalesce()
 
+# %% ../nbs/07_graph.ipynb #fea00793
+def _smooth(T:torch.Tensor,           # (n, m) checked plan
+            graph,                    # (n, n) adjacency (as `graph_smooth` takes it)
+            alpha:float, steps:int,   # checked
+           )->torch.Tensor:           # (n, m) T^(L)
+    r"`steps` rounds of $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$ on validated inputs."
+    A_hat = row_normalize(_to_torch_sparse(graph, T.shape[0], T))
+    for _ in range(steps): T = alpha * T + (1 - alpha) * (A_hat @ T)
+    return T
+
 # %% ../nbs/07_graph.ipynb #9b061a32
 def graph_smooth(plan,                # (n, m) transport plan T*
                  graph,               # (n, n) adjacency A: scipy/torch sparse or dense
@@ -530,9 +559,7 @@ def graph_smooth(plan,                # (n, m) transport plan T*
     T = check_matrix(plan, 'plan')
     check_scalar(alpha, 'alpha', low=0, high=1)
     check_int(steps, 'steps', low=0)
-    A_hat = row_normalize(_to_torch_sparse(graph, T.shape[0], T))
-    for _ in range(steps): T = alpha * T + (1 - alpha) * (A_hat @ T)
-    return like_input(T, plan)
+    return like_input(_smooth(T, graph, alpha, steps), plan)
 
 # %% ../nbs/07_graph.ipynb #cde39f95
 def laplacian(graph, n:int|None=None)->torch.Tensor:

@@ -13,13 +13,13 @@ import torch
 
 from .core import *
 from .baselines import prior_matching, fenchel_prior_matching
-from .transport import solve_ot, project_plan, otter
+from .transport import solve_ot, project_plan, otter, _check_solver, _solve_ot
 from .chunked import SparsePlan, sparse_ot, smooth_sparse, sparse_argmax
-from .graph import KNN_METHODS, knn_indices, graph_smooth, neighbour_graph
-from .cluster import kmeans, nearest_centres
+from .graph import KNN_METHODS, knn_indices, graph_smooth, neighbour_graph, _adjacency, _knn_options, _knn_search, _smooth
+from .cluster import kmeans, nearest_centres, _kmeans, _kmeans_options
 from .noise import data_driven_defaults
 from .transductive import transclip_zs, zlap, stata
-from .priors import UNKNOWN_RATIO, RatioEstimate, estimate_label_ratio
+from .priors import UNKNOWN_RATIO, RatioEstimate, estimate_label_ratio, _label_ratio
 
 # %% auto #0
 __all__ = ['PAPER_DEFAULTS', 'REFERENCE_CODE', 'PRESERVE_PRIOR', 'CHUNKED_ENTRIES', 'BACKENDS', 'GEOMETRY_OPTIONS', 'METHODS',
@@ -103,10 +103,22 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
              ):                           # dense plan (as `solve_ot` returns it), or a `SparsePlan`
     r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` on a block cost."
     if not isinstance(cost, BlockCost): return solve_ot(cost, prior, solver=solver, reg=reg, rho=rho, **kw)
+    _check_block(solver, X)
+    return _transport(cost, check_prior(prior, cost.Y.shape[0]), X=X, solver=solver, **kw)
+
+def _check_block(solver:str, X):
+    "The errors of a block cost: a solver other than the exact one, no rows to read."
     if solver != 'emd': raise ValueError(f"solver={solver!r} on a block cost (backend='chunked'); expected solver='emd', the only chunked solver")
     if X is None: raise ValueError("X is None; a block cost needs the rows it reads (X=)")
-    nu = check_prior(prior, cost.Y.shape[0])
-    return sparse_ot(X, cost, nu.cpu().numpy(), **kw)
+
+def _transport(C,                         # (n, m) checked cost tensor, or a `BlockCost`
+               nu:torch.Tensor,           # (m,) checked prior on C's device
+               *, X=None, solver:str='emd', reg:float|None=None, rho:float|None=None, **kw, # as in `transport`
+              ):                          # dense plan tensor, or a `SparsePlan`
+    "`transport` on validated inputs: `_solve_ot` on a dense cost, `sparse_ot` on a block cost; no second check of C and nu."
+    if not isinstance(C, BlockCost): return _solve_ot(C, nu, _check_solver(solver, rho), reg=reg, rho=rho, **kw)
+    _check_block(solver, X)
+    return sparse_ot(X, C, nu.cpu().numpy(), **kw)
 
 # %% ../nbs/11_method.ipynb #dfcc3e23
 def _neighbour_lists(graph)->bool:
@@ -124,6 +136,14 @@ def smooth_plan(plan,                     # (n, m) plan: dense (numpy/torch) or 
     if sp.issparse(plan): return smooth_sparse(plan, graph, alpha, steps)
     A = neighbour_graph(graph, plan.dtype if is_tensor(plan) else torch.float64) if _neighbour_lists(graph) else graph
     return graph_smooth(plan, A, alpha, steps)
+
+def _smooth_lists(plan,                   # (n, m) dense tensor plan, or scipy CSR
+                  lists:torch.Tensor,     # (n, k) checked int64 neighbour lists
+                  alpha:float, steps:int, # checked
+                 ):                       # (n, m) T^(L), in the plan's type
+    "`smooth_plan` on validated inputs: the pipeline's own plan and neighbour lists, not checked again."
+    if sp.issparse(plan): return smooth_sparse(plan, lists, alpha, steps)
+    return _smooth(plan, _adjacency(lists, plan.dtype), alpha, steps)
 
 # %% ../nbs/11_method.ipynb #d656da4c
 PRESERVE_PRIOR = (False, True, 'project', 'cost')
@@ -146,14 +166,14 @@ def _sparse(ot:SparsePlan, dtype:torch.dtype)->sp.csr_array:
     P = ot.plan
     return sp.csr_array((P.data.astype(np.float32 if dtype == torch.float32 else np.float64), P.indices, P.indptr), shape=P.shape)
 
-def _transport_smooth(C, nu, graph, alpha, steps, mode, ot_kw, X=None)->tuple:
+def _transport_smooth(C, nu, graph, alpha, steps, mode, ot_kw, X=None, smoother=smooth_plan)->tuple:
     "Steps 3-4 on validated inputs: (OT plan, final plan, cost transported, chunked certificate or None, seconds)."
     smooth, t0 = graph is not None and alpha < 1 and steps > 0, time.perf_counter()
-    if smooth and mode == 'cost': C = smooth_plan(C, graph, alpha, steps)
-    P = transport(C, nu, X=X, **ot_kw)
+    if smooth and mode == 'cost': C = smoother(C, graph, alpha, steps)
+    P = _transport(C, nu, X=X, **ot_kw)
     ot = P if isinstance(P, SparsePlan) else None
-    P, t1 = (as_tensor(P) if ot is None else _sparse(ot, C.dtype)), time.perf_counter()
-    T = smooth_plan(P, graph, alpha, steps) if smooth and mode != 'cost' else P
+    P, t1 = (P if ot is None else _sparse(ot, C.dtype)), time.perf_counter()
+    T = smoother(P, graph, alpha, steps) if smooth and mode != 'cost' else P
     if smooth and mode == 'project': T = project_plan(T, 'uniform', P.sum(0) / P.sum(), **_PROJECTION)
     return P, T, C, ot, dict(ot_s=t1 - t0, smooth_s=time.perf_counter() - t1, **(ot.stats if ot else {}))
 
@@ -226,7 +246,7 @@ def _result(ref, P, T, C, config:dict, ot, timings:dict, prior=None)->GeoTTERRes
 def _kmeans_partition(X:torch.Tensor, config:dict, m:int)->tuple:
     "k-means centres (K, d) and clusters (n,) of the unit rows, with K = `n_clusters` (default: one per class, at most n // 2)."
     K = min(m, max(1, len(X) // 2)) if config['n_clusters'] is None else config['n_clusters']
-    return tuple(torch.as_tensor(t) for t in kmeans(X, K, seed=config['seed'], n_init=config['n_init']))
+    return _kmeans(X, _kmeans_options(len(X), K, config['seed'], n_init=config['n_init']))   # X: checked unit rows
 
 # %% ../nbs/11_method.ipynb #295db4da
 @dataclass(eq=False)
@@ -254,13 +274,13 @@ class Prepared:
         "(n, k) neighbour lists, most similar first, from one search for the largest k asked."
         k, have, c = self.config['k'] if k is None else check_int(k, 'k', low=1), self._memo.get('neighbours'), self.config
         if have is None or have.shape[1] < k:
-            have = as_tensor(knn_indices(self.X, check_k(k, self.n), c['include_self'], method=c['knn_method']), dtype=torch.int64)
+            have = _knn_search(self.X, check_k(k, self.n), c['include_self'], c['knn_method'], _knn_options(), unit=True).indices
             self._memo['neighbours'] = have
         return have[:, :k]
 
     def graph(self, k:int|None=None)->torch.Tensor:
         "Sparse (n, n) k-NN adjacency of the prepared rows."
-        return neighbour_graph(self.neighbours(k), self.X.dtype)
+        return _adjacency(self.neighbours(k), self.X.dtype)
 
     def cost(self, prior='uniform', *, beta=None, prior_weight:float=0.0)->torch.Tensor:
         "The fused cost (n, m) for `prior` (used only through `prior_weight`); on the chunked backend it forms the n x m matrix."
@@ -273,7 +293,7 @@ class Prepared:
         "The batch's estimated label ratio (`estimate_label_ratio` on the zero-shot logits theta * T / 0.01), computed once."
         if self.logits is None: _refuse_chunked('prior', None, "estimating the ratio forms (n, m) posteriors; pass a prior, "
                                                  "e.g. estimate_label_ratio on a sample of the batch")
-        return self._once('ratio', lambda: estimate_label_ratio(self.logits * (self.config['temperature'] / CLIP_TEMPERATURE)))
+        return self._once('ratio', lambda: _label_ratio((self.logits * (self.config['temperature'] / CLIP_TEMPERATURE)).to(torch.float64)))
 
     def adapt(self,
               prior=None,                    # (m,) target class prior, 'uniform', or None: unknown, estimated (`ratio`)
@@ -349,7 +369,7 @@ class Prepared:
         o, mode, ot_kw = _adapt_options(self, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)
         C = self._fused(nu, o['beta'], o['prior_weight'])
         graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
-        P, T, C, ot, secs = _transport_smooth(C, nu, graph, o['alpha'], o['steps'], mode, ot_kw, X=self.X)
+        P, T, C, ot, secs = _transport_smooth(C, nu, graph, o['alpha'], o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
         return _result(self.ref, P, T, C, dict(self.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
 
     def _target(self, prior, solver, reg, rho)->tuple:
@@ -602,7 +622,7 @@ def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chun
     t0 = time.perf_counter()
     cost, nu, nb, o = _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, beta, alpha, steps, prior_weight)
     kw, setup = dict(solver='emd', chunk_rows=chunk_rows, n_candidates=n_candidates, seed=seed), time.perf_counter() - t0
-    P, T, _, ot, secs = _transport_smooth(cost, nu, nb, o['alpha'], o['steps'], None, kw, X=X)
+    P, T, _, ot, secs = _transport_smooth(cost, nu, nb, o['alpha'], o['steps'], None, kw, X=X, smoother=_smooth_lists)
     config = dict(o, k=None if nb is None else nb.shape[1], backend='chunked', **{k: v for k, v in kw.items() if k != 'solver'})
     return _result(X, P, T, None, config, ot, dict(setup_s=setup, **secs))
 

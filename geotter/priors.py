@@ -193,6 +193,23 @@ class RatioEstimate(NamedTuple):
     support:Array      # (m,) bool, the classes taken as present (S)
     spread:float       # lambda = (|S|/m)^power, the weight of the uniform ratio on all classes
 
+# %% ../nbs/04_priors.ipynb #3fd25c89
+def _label_ratio(L:torch.Tensor,        # (n, m) checked float64 logits
+                 *, min_count:float=UNKNOWN_RATIO['min_count'], power:float=UNKNOWN_RATIO['power'],
+                 max_iter:int=10_000, tol:float=1e-10,
+                )->RatioEstimate:       # tensors
+    "`estimate_label_ratio` on a validated logit tensor: EM, the support, the spread, the target."
+    min_count = check_scalar(min_count, 'min_count', low=0); power = check_scalar(power, 'power', low=0)
+    n, m = L.shape
+    q = _em_fixed_point(torch.softmax(L, 1), torch.full((m,), 1 / m, dtype=L.dtype, device=L.device), 0.0,
+                        check_int(max_iter, 'max_iter', low=1), check_scalar(tol, 'tol', low=0, low_open=True))
+    S = n * q >= min_count
+    if not S.any(): S = q == q.max()
+    lam = (int(S.sum()) / m) ** power
+    s = S.to(q.dtype)
+    t = lam / m + (1 - lam) * (0.5 * s / s.sum() + 0.5 * q)
+    return RatioEstimate(t / t.sum(), q, S, lam)
+
 # %% ../nbs/04_priors.ipynb #9e34043d
 def estimate_label_ratio(logits,                           # (n, m) zero-shot logits at the classifier's own scale (CLIP: cos/0.01)
                          *,
@@ -244,13 +261,5 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
     ([True, True, False, False], 0.0625)
     """
     L = check_matrix(logits, 'logits', dtype=torch.float64)
-    min_count = check_scalar(min_count, 'min_count', low=0); power = check_scalar(power, 'power', low=0)
-    n, m = L.shape
-    q = _em_fixed_point(torch.softmax(L, 1), torch.full((m,), 1 / m, dtype=L.dtype, device=L.device), 0.0,
-                        check_int(max_iter, 'max_iter', low=1), check_scalar(tol, 'tol', low=0, low_open=True))
-    S = n * q >= min_count
-    if not S.any(): S = q == q.max()
-    lam = (int(S.sum()) / m) ** power
-    s = S.to(q.dtype)
-    t = lam / m + (1 - lam) * (0.5 * s / s.sum() + 0.5 * q)
-    return RatioEstimate(like_input(t / t.sum(), logits), like_input(q, logits), like_input(S, logits), lam)
+    est = _label_ratio(L, min_count=min_count, power=power, max_iter=max_iter, tol=tol)
+    return RatioEstimate(like_input(est.target, logits), like_input(est.em, logits), like_input(est.support, logits), est.spread)

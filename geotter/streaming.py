@@ -16,9 +16,9 @@ from joblib import delayed
 
 from .core import *
 from .transport import otter, DEFAULT_REG
-from .graph import knn_indices
+from .graph import knn_indices, _knn_options, _knn_search
 from .cluster import kmeans, lloyd, nearest_centres
-from .method import PAPER_DEFAULTS, Prepared, geotter_inputs, prepare_task, cluster_table, fused_cost, transport, smooth_plan
+from .method import PAPER_DEFAULTS, Prepared, geotter_inputs, prepare_task, cluster_table, fused_cost, transport, smooth_plan, _transport, _smooth_lists
 from .priors import em_prior, online_em_prior
 from .experiments import ResultStore, run_jobs, unit_key, stored_rows
 
@@ -195,22 +195,23 @@ def _warm_start(g:torch.Tensor, C:torch.Tensor, reg:float)->tuple:
 
 def _stream_transport(C, nu, st:StreamState, o:dict, b:int)->tuple:
     "Plan of the window, the class potential to carry, its weight, and the Sinkhorn iterations."
-    if o['solver'] == 'emd': return as_tensor(transport(C, nu)), None, 0.0, 0
+    if o['solver'] == 'emd': return _transport(C, nu), None, 0.0, 0
     reg = DEFAULT_REG if o['reg'] is None else o['reg']
     init = _warm_start(st.g, C, reg) if st.g is not None and o['warm_start'] else None
-    P, log = transport(C, nu, solver='sinkhorn', reg=reg, init=init, log=True)
-    P, g_b, it = as_tensor(P), log['g'].to(C.dtype), log['n_iter_total']
+    P, log = _transport(C, nu, solver='sinkhorn', reg=reg, init=init, log=True)
+    g_b, it = log['g'].to(C.dtype), log['n_iter_total']
     if o['dual'] == 'batch': return P, centre_potential(g_b), float(b), it
     g = average_potential(st.g, st.g_count, g_b, b)
     if st.g is None or st.g_count == 0: return P, g, float(b), it
     return dual_plan(g.to(P.dtype), C.to(P.dtype), reg, P.sum(1)), g, float(b), it
 
 # %% ../nbs/22_streaming.ipynb #3328b49b
-def _smoothed(P:torch.Tensor, Xz:torch.Tensor, o:dict)->tuple:
-    "The window's plan smoothed over its own k-NN graph, and the k used (0: no smoothing)."
-    k = min(o['k'], Xz.shape[0] - 1)
+def _smoothed(P:torch.Tensor, Xzn:torch.Tensor, o:dict)->tuple:
+    "The window's plan smoothed over the k-NN graph of its unit rows `Xzn`, and the k used (0: no smoothing)."
+    k = min(o['k'], Xzn.shape[0] - 1)
     if not (o['alpha'] < 1 and o['steps'] > 0 and k >= 1): return P, 0
-    return smooth_plan(P, knn_indices(Xz, k, o['include_self'], method=o['knn_method']), o['alpha'], o['steps']), k
+    lists = _knn_search(Xzn, k, o['include_self'], o['knn_method'], _knn_options(), unit=True).indices   # checked rows, as they are
+    return _smooth_lists(P, lists, o['alpha'], o['steps']), k
 
 def _moved_on(st:StreamState, Xz, Tz, g, w:float, b:int, W:int)->StreamState:
     "The state after the batch: carried potential, bank of the last W window rows, counters."
@@ -243,7 +244,7 @@ def stream_step(state:StreamState,        # state before the batch
     st, z = _prior_and_centres(_decayed(st, o['decay']), theta, Xn, o)
     Xz, Xzn, Tz = _window(st, Xt, Xn, theta)
     P, g, w, it = _stream_transport(_window_cost(Tz, Xzn, st, o['beta'], z), st.prior, st, o, b)
-    T, k = _smoothed(P, Xz, o)
+    T, k = _smoothed(P, Xzn, o)
     st = _moved_on(st, Xz, Tz, g, w, b, o['memory'])
     return st, StepResult(T[-b:].argmax(1), T[-b:], st.prior, k, it)
 

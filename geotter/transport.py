@@ -20,7 +20,7 @@ __all__ = ['SOLVERS', 'project_plan', 'solve_ot', 'otter', 'EXACT_SOLVERS', 'HAV
 
 # %% ../nbs/05_transport.ipynb #a0000002
 from .exact import EXACT_SOLVERS, HAVE_NUMBA, emd
-from .entropic import DEFAULT_REG, DEFAULT_RHO, sinkhorn, sinkhorn_unbalanced
+from .entropic import DEFAULT_REG, DEFAULT_RHO, sinkhorn, sinkhorn_unbalanced, _sinkhorn_checked
 from .priors import UNKNOWN_RATIO, estimate_label_ratio
 _all_ = ['EXACT_SOLVERS', 'HAVE_NUMBA', 'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
 
@@ -46,6 +46,13 @@ def project_plan(plan,                  # (n, m) non-negative matrix T (e.g. a s
 
 # %% ../nbs/05_transport.ipynb #d24a19f5
 SOLVERS = ('emd', 'fast', 'pot', 'sinkhorn', 'unbalanced')
+
+def _check_solver(solver, rho)->str:
+    "`solver`, if it is one of SOLVERS and `rho` is given only to 'unbalanced'; a `ValueError` otherwise."
+    check_choice(solver, 'solver', SOLVERS)
+    if rho is not None and solver != 'unbalanced':
+        raise ValueError(f"rho={rho!r} was given with solver={solver!r}; rho is used only by solver='unbalanced'")
+    return solver
 
 def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
              prior='uniform',       # (m,) class prior nu, or 'uniform'
@@ -100,9 +107,7 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     """
     C = check_cost(cost)
     nu = check_prior(prior, C.shape[1])
-    check_choice(solver, 'solver', SOLVERS)
-    if rho is not None and solver != 'unbalanced':
-        raise ValueError(f"rho={rho!r} was given with solver={solver!r}; rho is used only by solver='unbalanced'")
+    _check_solver(solver, rho)
     reg = DEFAULT_REG if reg is None else reg
     if solver == 'sinkhorn': return sinkhorn(cost, 'uniform', nu, reg, **kw)
     if solver == 'unbalanced': return sinkhorn_unbalanced(cost, 'uniform', nu, reg, DEFAULT_RHO if rho is None else rho, **kw)
@@ -168,3 +173,17 @@ def otter(logits,                   # (n, m) zero-shot logits
     if solver in ('emd', 'fast', 'pot'): return solve_ot(logits, prior, solver=solver, reg=reg, maximize=True, **kw)
     C = -torch.log_softmax(L, dim=1)
     return solve_ot(C if is_tensor(logits) else C.numpy(), prior, solver=solver, reg=reg, **kw)   # numpy in, numpy out
+
+# %% ../nbs/05_transport.ipynb #b8048a04
+def _solve_ot(C:torch.Tensor,         # (n, m) checked cost (`check_cost`)
+              nu:torch.Tensor,        # (m,) checked prior (`check_prior`) on C's device
+              solver:str='emd',       # checked with rho (`_check_solver`)
+              reg:float|None=None, rho:float|None=None, **kw, # as in `solve_ot`
+             ):                       # (n, m) plan as a tensor [, log]
+    "`solve_ot` on validated inputs: the same solvers, without a second check of the cost and prior by the entropic ones."
+    reg = DEFAULT_REG if reg is None else reg
+    if solver not in ('sinkhorn', 'unbalanced'):
+        return emd(C, 'uniform', nu, solver={'emd': 'auto'}.get(solver, solver), **kw)
+    a = torch.full((C.shape[0],), 1.0 / C.shape[0], dtype=torch.float64, device=C.device)   # check_prior's 'uniform'
+    rho = math.inf if solver == 'sinkhorn' else DEFAULT_RHO if rho is None else rho
+    return _sinkhorn_checked(C, a, nu, reg, rho, **kw)

@@ -166,3 +166,35 @@ def test_posteriors_refuse_a_bad_prior(prior, words):
         with pytest.raises(ValueError) as e: posteriors(method, task, prior=prior)
         assert words in str(e.value)
     np.testing.assert_allclose(posteriors('zs', task, prior=p['prior']).sum(1), 1)
+
+
+def _record(monkeypatch, fn_name):
+    "Every `geotter` module attribute bound to `geotter.core.<fn_name>` replaced by a wrapper listing the `name` of each call."
+    import inspect, sys
+    import geotter.core as core, geotter.method           # every module of the pipeline imported before the patch
+    orig, calls = getattr(core, fn_name), []
+    sig = inspect.signature(orig)
+    def wrapper(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs); bound.apply_defaults()
+        calls.append(bound.arguments['name'])
+        return orig(*args, **kwargs)
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or not (mod_name == 'geotter' or mod_name.startswith('geotter.')): continue
+        for attr, value in list(vars(mod).items()):
+            if value is orig: monkeypatch.setattr(mod, attr, wrapper)
+    return calls
+
+
+@pytest.mark.parametrize('with_prior', [True, False])
+def test_geotter_validates_its_inputs_once(monkeypatch, with_prior):
+    """One `geotter` call checks X and Y once each (`prepare`) and the prior once (`Prepared.adapt`): k-means, the
+    k-NN search, the transport and the smoothing run on the checked tensors. The other calls counted are on purpose:
+    `l2_normalize` of the k-means centres (computed, not input: the cluster cost is 1 - cos(c_k, y_j)), and `emd`'s
+    own check of its weights `a` and `b` (the exact solver, called on the pipeline's tensors)."""
+    p = _problem(0)
+    matrices, norms, priors = (_record(monkeypatch, f) for f in ('check_matrix', 'l2_normalize', 'check_prior'))
+    res = g.geotter(p['X'], p['Y'], p['prior'] if with_prior else None, k=3)
+    assert matrices == ['X', 'Y']
+    assert norms == ['X', 'Y', 'centres']
+    assert priors == (['prior', 'a', 'b'] if with_prior else [])      # prior=None: estimated, soft marginal (no emd)
+    assert res.plan.shape == (N, M)
