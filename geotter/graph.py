@@ -56,6 +56,10 @@ def _bar(total, show:bool, desc:str):
     "A tqdm bar over `total` steps, drawn only when `show`."
     return tqdm(total=total, disable=not show, desc=desc, leave=False, unit_scale=True)
 
+def _advance(bar, step:float)->None:
+    "Move `bar` by `step`, never past its total (fractional steps add up to a little more in floating point)."
+    if bar is not None: bar.update(max(0.0, min(step, bar.total - bar.n)))
+
 # %% ../nbs/07_graph.ipynb #e90e5fff
 def _merge_topk(v, i, new_v, new_i, k:int):
     "Top-k of two candidate lists per row (values, indices)."
@@ -80,7 +84,7 @@ def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int, bar=No
             if t > s:
                 top = S.topk(min(k, S.shape[0]), dim=0)
                 V[t:t + b], I[t:t + b] = _merge_topk(V[t:t + b], I[t:t + b], top.values.T, top.indices.T + s, k)
-        if bar is not None: bar.update(min(b, n - s) * (n - s) / (n * (n + 1) / 2))   # the share of the triangle done
+        _advance(bar, min(b, n - s) * (n - s) / sum(min(b, n - u) * (n - u) for u in range(0, n, b)))   # share of the blocks done
     return I
 
 # %% ../nbs/07_graph.ipynb #0228a0ce
@@ -258,7 +262,7 @@ def _ivf_scan(Xn:torch.Tensor, probes:torch.Tensor, lo:int, hi:int, V:torch.Tens
         bi = torch.zeros((cells.numel(), k), dtype=torch.int64, device=Xn.device)
         for c in range(L):
             if count[c] and size[c]: _scan_cell(Xn, members[start[c]:start[c] + size[c]], slots[first[c]:first[c] + count[c]], cells.shape[1], a == 0, bv, bi)
-            bar.update(cells.shape[1] / (hi - lo))               # one cell of L per rank
+            _advance(bar, cells.shape[1] / (hi - lo))           # one cell of L per rank
         for s in range(0, n, 2**16):
             V[s:s + 2**16], I[s:s + 2**16] = _merge_topk(V[s:s + 2**16], I[s:s + 2**16], bv.view(n, -1)[s:s + 2**16], bi.view(n, -1)[s:s + 2**16], k)
 
