@@ -351,11 +351,11 @@ def _arc_entry(E, j, k, indptr, cls, cst, sg):
 def _dijkstra(G, head, v, exc, tol, ctol, back, D):
     """Shortest paths over the reduced weights W[j, k] + v[j] - v[k] >= 0 from the most overfull node to the nearest
     underfull one; `back`: from the most underfull node, against the arcs, to the nearest overfull one."""
-    W, WT = G; dist, done, via, blk, tgt, order, odist = D
+    W, WT = G; dist, nset, via, blk, tgt, order, odist = D
     sgn = -1.0 if back else 1.0                       # targets: sgn * exc < -tol
     m = v.shape[0]
     for k in range(m):
-        dist[k] = np.inf; via[k] = -1; done[k] = False
+        dist[k] = np.inf; via[k] = -1
         blk[k] = 0.0 if (head[k] >= 0 or not back) else np.inf   # an arc needs an entry on its tail node
         tgt[k] = 0.0 if sgn * exc[k] < -tol else np.inf
     j = np.argmax(sgn * exc); dist[j] = 0.0; ns = 0; f = -1
@@ -383,8 +383,8 @@ def _dijkstra(G, head, v, exc, tol, ctol, back, D):
         else:
             j = 0
             while dist[j] != dn: j += 1
-    for t in range(ns):                               # settled nodes: their final distances
-        k = order[t]; dist[k] = odist[t]; done[k] = True
+    for t in range(ns): dist[order[t]] = odist[t]     # settled nodes (order[:ns]): their final distances
+    nset[0] = ns
     return f
 
 # %% ../nbs/02_exact.ipynb #ba3c1187
@@ -411,12 +411,18 @@ def _move(G, E, path, delta, kk, exc, dirty, tol, indptr, cls, cst, sg):
 @_njit
 def _augment(G, E, D, path, v, exc, dirty, tol, ctol, indptr, cls, cst, sg):
     "One augmentation from the rarer side: shortest path, Johnson update of v, mass moved; 0, -1 (no path) or -2 (pool full)."
-    dist, done, via = D[:3]
-    back = (exc < -tol).sum() < (exc > tol).sum()
+    dist, nset, via = D[:3]; order = D[5]
+    nd = 0; ne = 0
+    for j in range(exc.shape[0]):
+        if exc[j] < -tol: nd += 1
+        elif exc[j] > tol: ne += 1
+    back = nd < ne
     f = _dijkstra(G, E[4], v, exc, tol, ctol, back, D)
     if f < 0: return -1
-    for j in range(v.shape[0]):                      # reduced weights stay >= 0: the duals stay feasible
-        if done[j] and dist[j] < dist[f]: v[j] += (dist[f] - dist[j]) if back else (dist[j] - dist[f])
+    df = dist[f]
+    for t in range(nset[0]):                         # reduced weights stay >= 0: the duals stay feasible
+        j = order[t]
+        if dist[j] < df: v[j] += (df - dist[j]) if back else (dist[j] - df)
     L = 0; k = f
     while via[k] >= 0:                               # the entry making each move of the path
         path[L] = _arc_entry(E, k, via[k], indptr, cls, cst, sg) if back else _arc_entry(E, via[k], k, indptr, cls, cst, sg)
@@ -446,13 +452,13 @@ def _ssp_candidates(indptr, cls, cst, # items' candidate slots (CSR), their cost
             if sg * cst[q] - v[_node(cls, lo, q)] < sg * cst[bq] - v[_node(cls, lo, bq)]: bq = q
         k = _node(cls, lo, bq); _ent_new(E, i, bq, k, x[i]); exc[k] += x[i]
     G = _graph_of(E, m, indptr, cls, cst, sg)
-    D = (np.empty(m), np.zeros(m, np.bool_), -np.ones(m, np.int64), np.empty(m), np.empty(m), np.empty(m, np.int64), np.empty(m))
+    D = (np.empty(m), np.zeros(1, np.int64), -np.ones(m, np.int64), np.empty(m), np.empty(m), np.empty(m, np.int64), np.empty(m))
     dirty = np.zeros(m, np.bool_); path = np.empty(m, np.int64); naug = 0; status = 0
     while status == 0 and exc.max() > tol:
         naug += 1
         status = -3 if naug > max_aug else _augment(G, E, D, path, v, exc, dirty, tol, ctol, indptr, cls, cst, sg)
-        for j in np.flatnonzero(dirty): _w_row(G, E, j, indptr, cls, cst, sg)
-        dirty[:] = False
+        for j in range(m):
+            if dirty[j]: _w_row(G, E, j, indptr, cls, cst, sg); dirty[j] = False
     return E[0], E[1], E[2], E[3], v, naug, status
 
 # %% ../nbs/02_exact.ipynb #06719122
