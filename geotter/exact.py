@@ -45,7 +45,8 @@ def _orient(C:np.ndarray,    # (n, m) float64 cost
            )->tuple:         # X (N, k) costs, items (N,) and nodes (k,) as indices of C, x (N,) masses, s (k,) capacities, transposed
     "The problem as N items (the larger side, after dropping zero weights) on k nodes, masses in units of 1/N."
     rows, cols = np.flatnonzero(a > 0), np.flatnonzero(b > 0)
-    X = C if len(rows) == C.shape[0] and len(cols) == C.shape[1] else C[np.ix_(rows, cols)]
+    all_r, all_c = len(rows) == C.shape[0], len(cols) == C.shape[1]
+    X = C if all_r and all_c else C[:, cols] if all_r else C[rows] if all_c else C[np.ix_(rows, cols)]
     T = len(rows) < len(cols)
     (items, wi), (nodes, wn) = ((cols, b[cols]), (rows, a[rows])) if T else ((rows, a[rows]), (cols, b[cols]))
     X, N = np.ascontiguousarray(X.T if T else X), len(items)
@@ -58,9 +59,11 @@ try:
     import numba
     HAVE_NUMBA = True
     _njit = numba.njit(cache='__file__' in globals(), nogil=True)  # on-disk cache when imported from the module
+    _njit_scan = numba.njit(cache='__file__' in globals(), nogil=True, fastmath={'nnan', 'nsz'})
 except ImportError:                                                  # pure-Python fallback, same code
     HAVE_NUMBA = False
     def _njit(f): return f
+    _njit_scan = _njit
 
 _ALL = np.empty(0, np.int64)   # `cls` of a dense cost: every item lists every node, in order
 
@@ -279,54 +282,110 @@ def _ent_del(E, e):
 # %% ../nbs/02_exact.ipynb #5a26880e
 @_njit
 def _graph(m):
-    "Empty node graph: W (m, m) and the entry attaining each arc (-1: none), and both transposed."
-    return np.full((m, m), np.inf), -np.ones((m, m), np.int64), np.full((m, m), np.inf), -np.ones((m, m), np.int64)
+    "Empty node graph: W (m, m) and its transpose."
+    return np.full((m, m), np.inf), np.full((m, m), np.inf)
 
 @_njit
 def _w_add(G, j, e, i, q, indptr, cls, cst, sg, both):
     "Node j takes the moves of entry e (item i on slot q): W[j, k] = min(W[j, k], sg * (C_ik - C_ij))."
-    W, Wa, WT, WaT = G
+    W, WT = G
     cij = sg * cst[q]; lo = indptr[i]
     for p in range(lo, indptr[i + 1]):
         k = _node(cls, lo, p); val = sg * cst[p] - cij
         if val < W[j, k]:
-            W[j, k] = val; Wa[j, k] = e
-            if both: WT[k, j] = val; WaT[k, j] = e
+            W[j, k] = val
+            if both: WT[k, j] = val
 
 @_njit
 def _w_row(G, E, j, indptr, cls, cst, sg):
     "Node j's arcs from scratch, over its entries, copied into the transposed graph."
-    W, Wa, WT, WaT = G
-    W[j] = np.inf; Wa[j] = -1
+    W, WT = G
+    W[j] = np.inf
     e = E[4][j]
     while e >= 0:
         _w_add(G, j, e, E[0][e], E[1][e], indptr, cls, cst, sg, False)
         e = E[5][e]
-    WT[:, j] = W[j]; WaT[:, j] = Wa[j]
+    WT[:, j] = W[j]
+
+@_njit
+def _transpose(A, AT, bs=32):
+    "AT = A.T, block by block (both square)."
+    m = A.shape[0]
+    for i0 in range(0, m, bs):
+        for j0 in range(0, m, bs):
+            for i in range(i0, min(i0 + bs, m)):
+                for j in range(j0, min(j0 + bs, m)): AT[j, i] = A[i, j]
+
+@_njit
+def _graph_of(E, m, indptr, cls, cst, sg):
+    "The node graph of the pool's entries: every row from its entries, then the transposes."
+    G = (np.empty((m, m)), np.empty((m, m)))
+    W, WT = G
+    for j in range(m):
+        W[j] = np.inf
+        e = E[4][j]
+        while e >= 0:
+            _w_add(G, j, e, E[0][e], E[1][e], indptr, cls, cst, sg, False)
+            e = E[5][e]
+    _transpose(W, WT)
+    return G
+
+@_njit
+def _arc_entry(E, j, k, indptr, cls, cst, sg):
+    "The entry on node j attaining W[j, k]: its move to k is the cheapest (the first in j's list among equals)."
+    es, eq = E[0], E[1]; best = -1; bv = np.inf
+    e = E[4][j]
+    while e >= 0:
+        i = es[e]; q = indptr[i] + k if cls.shape[0] == 0 else -1
+        if q < 0:                                     # candidate lists: the item may not list k
+            for p in range(indptr[i], indptr[i + 1]):
+                if cls[p] == k: q = p
+        if q >= 0:
+            val = sg * cst[q] - sg * cst[eq[e]]
+            if val < bv: bv = val; best = e
+        e = E[5][e]
+    return best
 
 # %% ../nbs/02_exact.ipynb #833f1b7a
-@_njit
+@_njit_scan
 def _dijkstra(G, head, v, exc, tol, ctol, back, D):
     """Shortest paths over the reduced weights W[j, k] + v[j] - v[k] >= 0 from the most overfull node to the nearest
     underfull one; `back`: from the most underfull node, against the arcs, to the nearest overfull one."""
-    W, Wa, WT, WaT = G; dist, done, pred, via = D
+    W, WT = G; dist, nset, via, blk, tgt, order, odist = D
     sgn = -1.0 if back else 1.0                       # targets: sgn * exc < -tol
-    dist[:] = np.inf; done[:] = False; pred[:] = -1
-    j = np.argmax(sgn * exc); dist[j] = 0.0
-    while j >= 0:
-        dj = dist[j]; done[j] = True; out = head[j] >= 0
-        if sgn * exc[j] < -tol: return j
-        R, A = (WT[j], WaT[j]) if back else (W[j], Wa[j])
-        jn = -1; dn = np.inf; tg = -1; dt = np.inf
-        for k in range(v.shape[0]):
-            if done[k]: continue
-            if head[k] >= 0 if back else out:        # an arc needs an entry on its tail node
-                nd = dj + max(R[k] + sgn * (v[j] - v[k]), 0.0)
-                if nd < dist[k] - ctol: dist[k] = nd; pred[k] = A[k]; via[k] = j
-            if dist[k] < dn: dn = dist[k]; jn = k
-            if sgn * exc[k] < -tol and dist[k] < dt: dt = dist[k]; tg = k
-        j = tg if tg >= 0 and dt <= dn + ctol else jn
-    return -1
+    m = v.shape[0]
+    for k in range(m):
+        dist[k] = np.inf; via[k] = -1
+        blk[k] = 0.0 if (head[k] >= 0 or not back) else np.inf   # an arc needs an entry on its tail node
+        tgt[k] = 0.0 if sgn * exc[k] < -tol else np.inf
+    j = np.argmax(sgn * exc); dist[j] = 0.0; ns = 0; f = -1
+    while True:
+        dj = dist[j]; order[ns] = j; odist[ns] = dj; ns += 1
+        dist[j] = np.inf; blk[j] = np.inf              # settled: never relaxed again, never the minimum
+        if tgt[j] == 0.0: f = j; break
+        dn = np.inf; dt = np.inf
+        if back or head[j] >= 0:
+            R = WT[j] if back else W[j]; vj = v[j]
+            for k in range(m):                        # branch-free, so that it compiles to vector instructions
+                rk = R[k] + sgn * (vj - v[k])
+                nd = dj + (rk if rk > 0.0 else 0.0) + blk[k]
+                dk = dist[k]; upd = nd < dk - ctol
+                dist[k] = nd if upd else dk
+                via[k] = j if upd else via[k]
+        for k in range(m):
+            dk = dist[k]; tk = dk + tgt[k]
+            dn = dk if dk < dn else dn
+            dt = tk if tk < dt else dt
+        if dn == np.inf: break
+        if dt <= dn + ctol:                           # among ties a target first: fewer hops
+            j = 0
+            while dist[j] + tgt[j] != dt: j += 1
+        else:
+            j = 0
+            while dist[j] != dn: j += 1
+    for t in range(ns): dist[order[t]] = odist[t]     # settled nodes (order[:ns]): their final distances
+    nset[0] = ns
+    return f
 
 # %% ../nbs/02_exact.ipynb #ba3c1187
 @_njit
@@ -352,14 +411,22 @@ def _move(G, E, path, delta, kk, exc, dirty, tol, indptr, cls, cst, sg):
 @_njit
 def _augment(G, E, D, path, v, exc, dirty, tol, ctol, indptr, cls, cst, sg):
     "One augmentation from the rarer side: shortest path, Johnson update of v, mass moved; 0, -1 (no path) or -2 (pool full)."
-    dist, done, pred, via = D
-    back = (exc < -tol).sum() < (exc > tol).sum()
+    dist, nset, via = D[:3]; order = D[5]
+    nd = 0; ne = 0
+    for j in range(exc.shape[0]):
+        if exc[j] < -tol: nd += 1
+        elif exc[j] > tol: ne += 1
+    back = nd < ne
     f = _dijkstra(G, E[4], v, exc, tol, ctol, back, D)
     if f < 0: return -1
-    for j in range(v.shape[0]):                      # reduced weights stay >= 0: the duals stay feasible
-        if done[j] and dist[j] < dist[f]: v[j] += (dist[f] - dist[j]) if back else (dist[j] - dist[f])
+    df = dist[f]
+    for t in range(nset[0]):                         # reduced weights stay >= 0: the duals stay feasible
+        j = order[t]
+        if dist[j] < df: v[j] += (df - dist[j]) if back else (dist[j] - df)
     L = 0; k = f
-    while pred[k] >= 0: path[L] = pred[k]; k = via[k]; L += 1
+    while via[k] >= 0:                               # the entry making each move of the path
+        path[L] = _arc_entry(E, k, via[k], indptr, cls, cst, sg) if back else _arc_entry(E, via[k], k, indptr, cls, cst, sg)
+        k = via[k]; L += 1
     if back: path[:L] = path[:L][::-1].copy()
     src, t = (f, k) if back else (k, f)
     delta = min(exc[src], -exc[t])
@@ -384,15 +451,14 @@ def _ssp_candidates(indptr, cls, cst, # items' candidate slots (CSR), their cost
         for q in range(lo + 1, indptr[i + 1]):
             if sg * cst[q] - v[_node(cls, lo, q)] < sg * cst[bq] - v[_node(cls, lo, bq)]: bq = q
         k = _node(cls, lo, bq); _ent_new(E, i, bq, k, x[i]); exc[k] += x[i]
-    G = _graph(m)
-    for j in range(m): _w_row(G, E, j, indptr, cls, cst, sg)
-    D = (np.empty(m), np.zeros(m, np.bool_), -np.ones(m, np.int64), -np.ones(m, np.int64))
+    G = _graph_of(E, m, indptr, cls, cst, sg)
+    D = (np.empty(m), np.zeros(1, np.int64), -np.ones(m, np.int64), np.empty(m), np.empty(m), np.empty(m, np.int64), np.empty(m))
     dirty = np.zeros(m, np.bool_); path = np.empty(m, np.int64); naug = 0; status = 0
     while status == 0 and exc.max() > tol:
         naug += 1
         status = -3 if naug > max_aug else _augment(G, E, D, path, v, exc, dirty, tol, ctol, indptr, cls, cst, sg)
-        for j in np.flatnonzero(dirty): _w_row(G, E, j, indptr, cls, cst, sg)
-        dirty[:] = False
+        for j in range(m):
+            if dirty[j]: _w_row(G, E, j, indptr, cls, cst, sg); dirty[j] = False
     return E[0], E[1], E[2], E[3], v, naug, status
 
 # %% ../nbs/02_exact.ipynb #06719122
@@ -501,7 +567,7 @@ def _emd_fast(C:np.ndarray,    # (n, m) float64 cost, C-contiguous
     "Exact OT: auction for approximate duals, shortest paths to optimality, certificate, basic plan."
     X, items, nodes, x, s, T = _orient(C, a, b)
     N, k = X.shape
-    lo, hi = sorted((sg * float(C.min()), sg * float(C.max()))); scale = max(abs(hi), abs(lo)) or 1.0
+    lo, hi = sorted((sg * float(X.min()), sg * float(X.max()))); scale = max(abs(hi), abs(lo)) or 1.0
     indptr, cst = np.arange(N + 1, dtype=np.int64) * k, _frozen(X.reshape(-1))
     v = _start_potentials(indptr, cst, sg, s, N / x.sum(), K, hi - lo)
     es, eq, ec, ex, v, naug, status = _ssp(indptr, _ALL, cst, sg, x, s, v, 1e-13 * max(1.0, x.sum()), 1e-13 * scale, 20 * (N + k))
