@@ -272,19 +272,16 @@ def _load()->str:
     return ' '.join(f'{v:.2f}' for v in os.getloadavg())
 
 def _staged(record:dict):
-    "Patch geotter.method's k-means, k-NN search and chunked solver with timed wrappers writing to `record`; returns undo."
+    "Patch the k-means and k-NN cores that geotter.method's `Prepared` calls with timed wrappers writing to `record`; returns undo."
     import geotter.method as gm
-    from geotter.graph import knn_search
-    saved = gm.kmeans, gm.knn_indices, gm.geotter_chunked
+    saved = gm._kmeans, gm._knn_search
     def clock(name, fn, *a, **kw):
         t0, c0 = time.perf_counter(), time.process_time(); out = fn(*a, **kw)
         record[name] = (time.perf_counter() - t0, time.process_time() - c0); return out
     def knn(*a, **kw):
-        res = clock('k-NN', knn_search, *a, **kw); record['knn'] = res; return res.indices
-    def chunked(*a, **kw):
-        res = clock('cost+OT+smoothing', saved[2], *a, **kw); record['timings'] = res.timings; return res
-    gm.kmeans, gm.knn_indices, gm.geotter_chunked = (lambda *a, **kw: clock('k-means', saved[0], *a, **kw)), knn, chunked
-    return lambda: setattr(gm, 'kmeans', saved[0]) or setattr(gm, 'knn_indices', saved[1]) or setattr(gm, 'geotter_chunked', saved[2])
+        res = clock('k-NN', saved[1], *a, **kw); record['knn'] = res; return res
+    gm._kmeans, gm._knn_search = (lambda *a, **kw: clock('k-means', saved[0], *a, **kw)), knn
+    return lambda: setattr(gm, '_kmeans', saved[0]) or setattr(gm, '_knn_search', saved[1])
 
 def bench_scale(n:int=1_000_000, m:int=1000, d:int=512, name:str='perf_scale.csv')->pd.DataFrame:
     """`geotter(X, Y, prior)` with its defaults on `make_batch_rows(n, m, d, noise=0.5)` (the million benchmark's batch):
