@@ -281,11 +281,6 @@ def _ent_del(E, e):
 
 # %% ../nbs/02_exact.ipynb #5a26880e
 @_njit
-def _graph(m):
-    "Empty node graph: W (m, m) and its transpose."
-    return np.full((m, m), np.inf), np.full((m, m), np.inf)
-
-@_njit
 def _w_add(G, j, e, i, q, indptr, cls, cst, sg, both):
     "Node j takes the moves of entry e (item i on slot q): W[j, k] = min(W[j, k], sg * (C_ik - C_ij))."
     W, WT = G
@@ -297,15 +292,19 @@ def _w_add(G, j, e, i, q, indptr, cls, cst, sg, both):
             if both: WT[k, j] = val
 
 @_njit
-def _w_row(G, E, j, indptr, cls, cst, sg):
-    "Node j's arcs from scratch, over its entries, copied into the transposed graph."
-    W, WT = G
-    W[j] = np.inf
+def _w_fill(G, E, j, indptr, cls, cst, sg):
+    "Node j's row of W from scratch, over its entries (the transpose is left as it is)."
+    G[0][j] = np.inf
     e = E[4][j]
     while e >= 0:
         _w_add(G, j, e, E[0][e], E[1][e], indptr, cls, cst, sg, False)
         e = E[5][e]
-    WT[:, j] = W[j]
+
+@_njit
+def _w_row(G, E, j, indptr, cls, cst, sg):
+    "Node j's arcs from scratch, copied into the transposed graph."
+    _w_fill(G, E, j, indptr, cls, cst, sg)
+    G[1][:, j] = G[0][j]
 
 @_njit
 def _transpose(A, AT, bs=32):
@@ -320,14 +319,8 @@ def _transpose(A, AT, bs=32):
 def _graph_of(E, m, indptr, cls, cst, sg):
     "The node graph of the pool's entries: every row from its entries, then the transposes."
     G = (np.empty((m, m)), np.empty((m, m)))
-    W, WT = G
-    for j in range(m):
-        W[j] = np.inf
-        e = E[4][j]
-        while e >= 0:
-            _w_add(G, j, e, E[0][e], E[1][e], indptr, cls, cst, sg, False)
-            e = E[5][e]
-    _transpose(W, WT)
+    for j in range(m): _w_fill(G, E, j, indptr, cls, cst, sg)
+    _transpose(G[0], G[1])
     return G
 
 @_njit

@@ -73,6 +73,7 @@ def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int, bar=No
     b = max(1, min(n, math.isqrt(max_block)))
     V = torch.full((n, k), -torch.inf, dtype=Xn.dtype, device=Xn.device)
     I = torch.zeros((n, k), dtype=torch.int64, device=Xn.device)
+    work = sum(min(b, n - s) * (n - s) for s in range(0, n, b))      # entries of the blocks computed, for the bar
     for s in range(0, n, b):
         for t in range(s, n, b):
             S = Xn[s:s + b] @ Xn[t:t + b].T
@@ -84,7 +85,7 @@ def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int, bar=No
             if t > s:
                 top = S.topk(min(k, S.shape[0]), dim=0)
                 V[t:t + b], I[t:t + b] = _merge_topk(V[t:t + b], I[t:t + b], top.values.T, top.indices.T + s, k)
-        _advance(bar, min(b, n - s) * (n - s) / sum(min(b, n - u) * (n - u) for u in range(0, n, b)))   # share of the blocks done
+        _advance(bar, min(b, n - s) * (n - s) / work)
     return I
 
 # %% ../nbs/07_graph.ipynb #0228a0ce
