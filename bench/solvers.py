@@ -4,6 +4,7 @@
     python bench/solvers.py otter    # bench/results/perf_solvers_otter.csv: otter (dense, sparse) vs ot.emd, 50,000 x 1,000
     python bench/solvers.py pot      # bench/results/perf_solvers_pot.csv: sinkhorn / sinkhorn_unbalanced vs POT (torch)
     python bench/solvers.py shapes   # bench/results/perf_solvers_shapes.csv: emd vs ot.emd for n << m, n ~ m, n >> m and four priors
+    python bench/solvers.py start    # bench/results/perf_solvers_start.csv: the exact solver from the auction's or the greedy start
 
 Timings are measured side by side in one run, one thread, and reported as ratios; nothing here is a test.
 """
@@ -127,6 +128,36 @@ def bench_shapes(shapes=SHAPES, priors=PRIORS, repeats=3, seed=0):
     df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_shapes.csv', index=False)
     return df
 
+# ---------------------------------------------------------------- the exact solver's start: auction or greedy
+START_SHAPES = ((32, 10), (64, 10), (64, 100), (100, 100), (200, 100), (300, 100), (200, 200), (64, 1000), (500, 100),
+                (1000, 10), (1000, 50), (2000, 10), (50, 5000), (200, 5000), (300, 1000), (500, 500), (1000, 200), (1000, 1000))
+
+def _best_ms(f, budget=0.3, most=200):
+    "Fastest of repeated calls of f, in ms: at least 5, then until `budget` seconds or `most` calls."
+    ts, t0 = [], time.perf_counter()
+    while len(ts) < 5 or (time.perf_counter() - t0 < budget and len(ts) < most):
+        t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
+    return 1e3 * min(ts)
+
+def bench_start(shapes=START_SHAPES, priors=PRIORS, seed=0):
+    "`_emd_fast` from the auction's potentials and from v = 0 (greedy), interleaved; both plans certified optimal."
+    from geotter.exact import _emd_fast, _orient, _auction_pays
+    _emd_fast(np.random.default_rng(0).random((6, 3)), np.full(6, 1 / 6), np.full(3, 1 / 3))
+    rows = []
+    for n, m in shapes:
+        L, _, lab = clip_like(n, m, d=256, seed=seed)
+        C, a = nll_cost(L), np.full(n, 1 / n)
+        for prior in priors:
+            b = shape_prior(prior, m, lab, np.random.default_rng(seed))
+            N, k = _orient(C, a, b)[0].shape
+            t = {s: _best_ms(lambda: _emd_fast(C, a, b, start=s)) for s in ('auction', 'greedy')}
+            assert all(_emd_fast(C, a, b, start=s) is not None for s in t)
+            rows.append(dict(n=n, m=m, prior=prior, N=N, k=k, auction_ms=t['auction'], greedy_ms=t['greedy'],
+                             auction_over_greedy=t['auction'] / t['greedy'], rule='auction' if _auction_pays(N, k) else 'greedy'))
+            print(rows[-1], flush=True)
+    df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_start.csv', index=False)
+    return df
+
 # ---------------------------------------------------------------- ours vs POT's torch backend
 def bench_pot(sizes=((2_000, 10), (10_000, 100)), reg=0.1, rho=0.1, repeats=1):
     "sinkhorn vs ot.sinkhorn(method='sinkhorn_log') and sinkhorn_unbalanced vs ot.unbalanced, torch float64 tensors, same tolerance."
@@ -166,3 +197,4 @@ if __name__ == '__main__':
     if what in ('otter', 'all'): print(bench_otter().to_string())
     if what in ('pot', 'all'): print(bench_pot().to_string())
     if what in ('shapes', 'all'): print(bench_shapes().to_string())
+    if what in ('start', 'all'): print(bench_start().to_string())

@@ -549,6 +549,13 @@ def _full_duals(C, sg, items, nodes, T, u_items, v_nodes)->tuple:
     if fu.any() or fv.any(): _fill_duals(_frozen(C), float(sg), u, v, fu, fv, not T)
     return u, v
 
+# %% ../nbs/02_exact.ipynb #6b28e7fc
+def _auction_pays(N:int, # items (the larger side)
+                  k:int, # nodes
+                 )->bool:
+    "Whether the auction's starting potentials save more than they cost: not when N k <= 40,000 and N <= 8 k."
+    return N * k > 40_000 or N > 8 * k
+
 # %% ../nbs/02_exact.ipynb #742c592e
 def _emd_fast(C:np.ndarray,    # (n, m) float64 cost, C-contiguous
               a:np.ndarray,    # (n,) source weights
@@ -556,13 +563,15 @@ def _emd_fast(C:np.ndarray,    # (n, m) float64 cost, C-contiguous
               sg:float=1.0,    # -1.0: transport for the cost -C (C a score matrix, e.g. logits) without forming it
               duals:bool=False,# also return the duals u (n,), v (m,) of the cost sg * C
               K:int=8,         # auction candidate-list length
+              start:str='auto',# 'auction', 'greedy' (v = 0), or 'auto': the auction where it pays (`_auction_pays`)
              ):                # (rows, cols, masses[, u, v]) of a certified optimal plan, or None
-    "Exact OT: auction for approximate duals, shortest paths to optimality, certificate, basic plan."
+    "Exact OT: auction (or greedy) starting duals, shortest paths to optimality, certificate, basic plan."
     X, items, nodes, x, s, T = _orient(C, a, b)
     N, k = X.shape
     lo, hi = sorted((sg * float(X.min()), sg * float(X.max()))); scale = max(abs(hi), abs(lo)) or 1.0
     indptr, cst = np.arange(N + 1, dtype=np.int64) * k, _frozen(X.reshape(-1))
-    v = _start_potentials(indptr, cst, sg, s, N / x.sum(), K, hi - lo)
+    auction = start == 'auction' or (start == 'auto' and _auction_pays(N, k))
+    v = _start_potentials(indptr, cst, sg, s, N / x.sum(), K, hi - lo) if auction else np.zeros(k)
     es, eq, ec, ex, v, naug, status = _ssp(indptr, _ALL, cst, sg, x, s, v, 1e-13 * max(1.0, x.sum()), 1e-13 * scale, 20 * (N + k))
     if status != 0: return None
     u, worst = _certify(indptr, _ALL, cst, float(sg), es, eq, ec, ex, v)
