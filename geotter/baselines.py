@@ -87,6 +87,7 @@ def _newton_shift(z, nu, h, max_iter:int, tol:float)->tuple:
             if f1 <= f + 1e-4 * t * (g @ step) or (f1 - f <= noise and g1.norm() <= (1 - 1e-4 * t) * g.norm()) or t < 1e-10: break
             t /= 2
         h, f, g, step = h + t * step, f1, g1, s1
+        if t < 1e-10: break                            # no descent left (e.g. hard rows: an unattainable ν)
     return h - h.mean(), g.abs().max().item()
 
 def _class_shift(z:torch.Tensor,  # (n, m) float64 logits of the classes with ν_j > 0
@@ -97,7 +98,7 @@ def _class_shift(z:torch.Tensor,  # (n, m) float64 logits of the classes with ν
     J = max(0, math.ceil(math.log2(max(spread, 1e-300) / 16)))
     h = z.new_zeros(z.shape[1])
     for j in range(J, -1, -1):
-        h, res = _newton_shift(z / 2 ** j, nu, 2 * h if j < J else h, max_iter, tol if j == 0 else max(tol, 1e-6))
+        h, res = _newton_shift(z * math.ldexp(1.0, -j), nu, 2 * h if j < J else h, max_iter if j == 0 else min(max_iter, 20), tol if j == 0 else max(tol, 1e-6))
     return h, res
 
 # %% ../nbs/01_baselines.ipynb #1114b82f

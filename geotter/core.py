@@ -16,8 +16,8 @@ import torch
 __all__ = ['Array', 'CLIP_TEMPERATURE', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input', 'check_matrix', 'check_prior',
            'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool', 'check_choice', 'check_k',
            'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax',
-           'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'class_prior',
-           'check_random_state', 'Task']
+           'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'check_labels',
+           'class_prior', 'check_random_state', 'Task']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -44,6 +44,9 @@ def _check_tensor(t:torch.Tensor, name:str)->torch.Tensor:
 def _check_numeric(x, name:str):
     "`x` as a numpy array or tensor of real numbers; raises `InputTypeError` naming `name` otherwise."
     if is_tensor(x): return _check_tensor(x, name)
+    if isinstance(x, (list, tuple)) and x and all(is_tensor(t) for t in x):      # a list of tensors: stacked, device kept
+        try: return torch.stack([_check_tensor(t, f'{name}[{i}]') for i, t in enumerate(x)])
+        except RuntimeError as e: raise InputTypeError(f"{name} is a list of tensors that cannot be stacked ({_why(e)})") from None
     if scipy.sparse.issparse(x): raise InputTypeError(f"{name} is a scipy.sparse matrix; expected a dense array ({name}.toarray())")
     try: arr = np.asarray(x)
     except (TypeError, ValueError, RuntimeError) as e:
@@ -280,18 +283,31 @@ def balanced_accuracy(y_true, y_pred)->float:
     accuracy(y_true, y_pred)  # same checks
     return float(np.mean([(y_pred[y_true == c] == c).mean() for c in np.unique(y_true)]))
 
+# %% ../nbs/00_core.ipynb #817d605b
+def check_labels(labels,              # (n,) integer class labels (list, array, whole-valued floats or tensor)
+                 name:str='labels',   # argument name used in error messages
+                 n:int|None=None,     # required number of labels, if any
+                 m:int|None=None,     # number of classes, if known: labels must lie in [0, m)
+                )->np.ndarray:        # (n,) int64 labels
+    "`labels` as a 1-D int64 array of class indices; `ValueError` (`InputTypeError` for non-integers) naming `name` otherwise."
+    y = _labels(labels, name)
+    if len(y) == 0: raise ValueError(f"{name} is empty")
+    if n is not None and len(y) != n: raise ValueError(f"{name} has {len(y)} labels; expected {n}, one per sample")
+    if y.dtype.kind not in 'iub':
+        bad = y[y != np.round(y)] if y.dtype.kind == 'f' else y[:1]
+        if y.dtype.kind != 'f' or len(bad):
+            raise InputTypeError(f"{name} has non-integer entries (e.g. {bad[0].item()!r}, dtype {y.dtype}); expected integer class labels")
+    y = y.astype(np.int64)
+    if y.min() < 0: raise ValueError(f"{name} has negative entries (min {y.min()})")
+    if m is not None and y.max() >= m: raise ValueError(f"{name} has label {y.max()}; expected labels < {m}, the number of classes")
+    return y
+
+# %% ../nbs/00_core.ipynb #29b51349
 def class_prior(labels,              # (n,) integer labels in [0, n_classes)
                 n_classes:int|None=None, # number of classes (default: max label + 1)
                )->np.ndarray:        # (n_classes,) proportions, sum 1
     "Empirical class proportions of `labels`: the label ratio the paper assumes known."
-    y = _labels(labels, 'labels')
-    if len(y) == 0: raise ValueError("labels is empty")
-    if y.dtype.kind not in 'iub':
-        bad = y[y != np.round(y)] if y.dtype.kind == 'f' else y[:1]
-        if y.dtype.kind != 'f' or len(bad):
-            raise InputTypeError(f"labels has non-integer entries (e.g. {bad[0]!r}, dtype {y.dtype}); expected integer class labels")
-    y = y.astype(np.int64)
-    if y.min() < 0: raise ValueError(f"labels has negative entries (min {y.min()})")
+    y = check_labels(labels)
     n_classes = int(y.max()) + 1 if n_classes is None else check_int(n_classes, 'n_classes', low=1)
     if y.max() >= n_classes: raise ValueError(f"labels has label {y.max()}; expected < n_classes={n_classes}")
     return np.bincount(y, minlength=n_classes) / len(y)

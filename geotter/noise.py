@@ -135,6 +135,8 @@ def estimate_noise(X,                          # (n, d) sample embeddings (re-no
     K = m if n_clusters is None else check_scalar(n_clusters, 'n_clusters', numbers.Integral, low=1)
     if n - K < 2: raise ValueError(f"n_clusters={K} with n={n} samples; expected n_clusters <= n - 2 (residual degrees of freedom)")
     C, z, R = _residuals(Xn, K, seed, n_init, partition)
+    if float(R.abs().max()) <= 1e-12:                  # rows of unit norm: residuals at rounding level are no noise
+        raise ValueError(f"X has no spread within its {K} k-means clusters (every sample equals its cluster mean): the noise is 0")
     dim = _noise_dim(_spectrum(R), n, K, d)
     s2d = noise_floor(R, n - K, dim, max_iter)
     sigma2 = _tangent_noise(Xn, Yn, R, s2d, dim)
@@ -172,7 +174,7 @@ def fused_beta(w:float,            # shrinkage weight on the cluster mean, in [0
 # %% ../nbs/09_noise.ipynb #02f85f99
 def _shrinkage_weight(sigma2:float, tau2:float)->float:
     r"James–Stein weight $w^\star=\sigma^2/(\sigma^2+\tau^2)$ (Thm. C.2)."
-    if sigma2 + tau2 <= 0: raise ValueError("sigma2 + tau2 = 0: the batch has no spread; the data-driven beta is undefined")
+    if sigma2 + tau2 <= 0: raise ValueError("sigma2 + tau2 = 0: the scores X Y^T do not vary (e.g. all class embeddings Y are equal); the data-driven beta is undefined")
     return sigma2 / (sigma2 + tau2)
 
 # %% ../nbs/09_noise.ipynb #218dc857

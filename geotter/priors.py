@@ -18,13 +18,16 @@ __all__ = ['UNKNOWN_RATIO', 'total_variation', 'online_em_prior', 'em_prior', 'c
            'estimate_label_ratio']
 
 # %% ../nbs/04_priors.ipynb #0071fb27
-def total_variation(p,                  # (m,) probability vector
-                    q,                  # (m,) probability vector
+def total_variation(p,                  # (m,) class prior, or 'uniform'
+                    q,                  # (m,) class prior, or 'uniform'
                    )->float:            # TV distance in [0, 1]
-    r"Total-variation distance $\tfrac12\lVert p-q\rVert_1$ between two class priors."
-    p = as_tensor(p, dtype=torch.float64).flatten(); q = as_tensor(q, dtype=torch.float64).flatten()
-    if p.shape != q.shape: raise ValueError(f"p has {p.numel()} entries but q has {q.numel()}; expected the same")
-    return float(0.5 * (p - q).abs().sum())
+    r"Total-variation distance $\tfrac12\lVert p-q\rVert_1$ between two class priors, each checked to be one (`check_prior`)."
+    given = [(x, name) for x, name in ((p, 'p'), (q, 'q')) if not isinstance(x, str)]
+    if not given: raise ValueError(f"p={p!r} and q={q!r}; expected at least one of them a probability vector")
+    x, name = given[0]; t = as_tensor(x, name=name)
+    if t.ndim != 1: raise ValueError(f"{name} has shape {tuple(t.shape)}; expected a 1-D probability vector")
+    m = t.shape[0]
+    return float(0.5 * (check_prior(p, m, name='p') - check_prior(q, m, name='q')).abs().sum())
 
 # %% ../nbs/04_priors.ipynb #d2d68376
 def online_em_prior(probs,                 # (b, m) posteriors p(k | x_i) of the new batch
@@ -124,19 +127,24 @@ def em_prior(probs,                     # (n, m) model posteriors p(k | x_i) und
     return like_input(as_tensor(q).to(as_tensor(probs).dtype), probs)
 
 # %% ../nbs/04_priors.ipynb #6401f8a3
+def _confusion(S:np.ndarray,            # (n, m) checked scores
+               y:np.ndarray,            # (n,) checked labels in [0, m)
+               soft:bool, name:str,     # name of the labels in errors
+              )->np.ndarray:            # (m, m) column-stochastic confusion rates
+    "Confusion rates C[i, j] = P(prediction i | true class j) of checked scores and labels."
+    m = S.shape[1]
+    missing = sorted(set(range(m)) - set(y.tolist()))
+    if missing: raise ValueError(f"{name} has no sample of classes {missing[:5]}; BBSE needs every class in the labelled set")
+    H = S / S.sum(1, keepdims=True) if soft else np.eye(m)[S.argmax(1)]
+    return np.stack([H[y == j].mean(0) for j in range(m)], 1)
+
 def confusion_rates(probs,              # (n, m) scores of the labelled samples (probabilities or logits)
                     labels,             # (n,) their true labels
                     soft:bool=False,    # True: expected predictions (rows of `probs` must be probabilities)
                    )->np.ndarray:       # (m, m) C[i, j] = P(prediction i | true class j)
     "Column-stochastic confusion rates of the classifier, estimated on a labelled set."
     S = check_matrix(probs, 'probs', dtype=torch.float64).cpu().numpy()
-    y = np.asarray(labels.cpu() if is_tensor(labels) else labels).astype(np.int64)
-    if y.shape != (len(S),): raise ValueError(f"labels has shape {y.shape}; expected ({len(S)},)")
-    m = S.shape[1]
-    missing = sorted(set(range(m)) - set(y.tolist()))
-    if missing: raise ValueError(f"labels has no sample of classes {missing[:5]}; BBSE needs every class in the labelled set")
-    H = S / S.sum(1, keepdims=True) if soft else np.eye(m)[S.argmax(1)]
-    return np.stack([H[y == j].mean(0) for j in range(m)], 1)
+    return _confusion(S, check_labels(labels, 'labels', n=len(S), m=S.shape[1]), check_bool(soft, 'soft'), 'labels')
 
 def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled target batch
                source_probs,            # (n_s, m) scores of the labelled samples
@@ -177,7 +185,8 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
     >>> bbse_prior(S[[0, 2, 2, 3]], S, y).round(6)           # one class-0 row, three class-1 rows
     array([0.25, 0.75])
     """
-    C = confusion_rates(source_probs, source_labels, soft)
+    S = check_matrix(source_probs, 'source_probs', dtype=torch.float64).cpu().numpy()
+    C = _confusion(S, check_labels(source_labels, 'source_labels', n=len(S), m=S.shape[1]), check_bool(soft, 'soft'), 'source_labels')
     T = check_matrix(target_probs, 'target_probs', cols=C.shape[0], dtype=torch.float64).cpu().numpy()
     mu = (T / T.sum(1, keepdims=True) if soft else np.eye(C.shape[0])[T.argmax(1)]).mean(0)
     q = np.clip(np.linalg.lstsq(C, mu, rcond=None)[0], 0, None)

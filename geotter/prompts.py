@@ -26,7 +26,7 @@ def ensemble_embeddings(Ys,             # (T, m, d) class embeddings, one (m, d)
                         weights=None,   # (T,) non-negative template weights, not all zero (default: equal)
                        )->Array:        # (m, d) unit-norm ensembled class embeddings
     r"Prompt ensemble $y_j=\mathrm{normalize}(\sum_t w_t\,\mathrm{normalize}(y_{tj}))$ [1]."
-    E = as_tensor(Ys)
+    E = as_tensor(Ys, name='Ys')
     if E.ndim != 3 or 0 in E.shape: raise ValueError(f"Ys has shape {tuple(E.shape)}; expected (T, m, d) with no empty axis")
     if not torch.isfinite(E).all(): raise ValueError("Ys has NaN or infinite entries")
     w = torch.full((E.shape[0],), 1.0 / E.shape[0], dtype=E.dtype, device=E.device) if weights is None else \

@@ -162,8 +162,13 @@ BAD = [(lambda P: em_prior(P, source_prior=[.5, .5]), r"^source_prior has shape 
        (lambda P: em_prior(P, max_iter=0), r"^max_iter=0; expected max_iter >= 1$"),
        (lambda P: online_em_prior(P, [.2, .8], 5.0), r"^q has shape \(2,\); expected \(3,\), one entry per class$"),
        (lambda P: online_em_prior(P, None, -1.0), r"^count=-1.0; expected count >= 0$"),
-       (lambda P: bbse_prior(P, P[:, :2], [0, 1, 0, 1]), r"^labels has shape \(4,\); expected \(6,\)$"),
-       (lambda P: bbse_prior(P, P, [0, 1, 0, 1, 0, 1]), r"^labels has no sample of classes \[2\]; BBSE needs every class"),
+       (lambda P: bbse_prior(P, P[:, :2], [0, 1, 0, 1]), r"^source_labels has 4 labels; expected 6, one per sample$"),
+       (lambda P: bbse_prior(P, P, [0, 1, 0, 1, 0, 1]), r"^source_labels has no sample of classes \[2\]; BBSE needs every class"),
+       (lambda P: bbse_prior(P, P, [0, 1, 2, 0, 1, 3]), r"^source_labels has label 3; expected labels < 3, the number of classes$"),
+       (lambda P: bbse_prior(P, P, [0, 1, 2, 0, 1, 1.5]), r"^source_labels has non-integer entries \(e\.g\. 1\.5"),
+       (lambda P: bbse_prior(P, P[:, :2].tolist() + [[1, 2, 3]], [0, 1, 2, 0, 1, 2]), r"^source_probs of type list is not an array"),
+       (lambda P: bbse_prior(P, np.full((6, 3), np.nan), [0, 1, 2, 0, 1, 2]), r"^source_probs has 18 NaN"),
+       (lambda P: confusion_rates(P, [0, 1, 2, 0, 1, 7]), r"^labels has label 7; expected labels < 3"),
        (lambda P: bbse_prior(P[:, :2], P, [0, 1, 2, 0, 1, 2]), r"^target_probs has 2 columns; expected 3$")]
 
 @pytest.mark.parametrize('i', range(len(BAD)))
