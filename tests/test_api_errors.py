@@ -1,0 +1,95 @@
+"""Every public entry point refuses every bad array, prior and scalar with an error that names the argument.
+
+A matrix of (entry point, argument, bad value): None, a string, a scalar, empty axes, the wrong number of axes, NaN,
+inf, complex, object and string dtypes, ragged lists, dicts for array arguments; negative, unnormalised, short, NaN,
+all-zero and two-dimensional priors; zero, negative, fractional, boolean, NaN, infinite and string scalars. Each call
+must raise a `ValueError` or `TypeError` (`InputTypeError` is both) whose message names the argument, never another
+exception and never a silent result.
+"""
+import numpy as np
+import pytest
+import torch
+
+import geotter as G
+
+rng = np.random.default_rng(0)
+N, M, D = 40, 6, 16
+X = rng.normal(size=(N, D)); Y = rng.normal(size=(M, D)); L = X @ Y.T * 3; P = rng.dirichlet(np.ones(M))
+LABELS = np.arange(N) % M; PROBS = torch.softmax(torch.tensor(L), 1).numpy()
+
+
+def bad_matrices(v):
+    eye = np.eye(*v.shape, dtype=bool)
+    return {'None': None, 'str': 'abc', 'scalar': 3.0, 'empty list': [], 'no rows': v[:0], 'no columns': v[:, :0],
+            '1-D': v[0], '3-D': v[None], 'NaN': np.where(eye, np.nan, v), 'inf': np.where(eye, np.inf, v),
+            'complex': v.astype(complex), 'object': v.astype(object), 'strings': v.astype(str),
+            'ragged': [[1.0, 2.0], [1.0]], 'dict': {'a': 1}}
+
+def bad_priors(m):
+    return {'bogus': 'bogus', 'negative': np.r_[-0.1, np.full(m - 1, 1.1 / (m - 1))], 'sums to 2': np.full(m, 2 / m),
+            'short': np.full(m - 1, 1 / (m - 1)), 'NaN': np.r_[np.nan, np.full(m - 1, 1 / (m - 1))], 'zeros': np.zeros(m),
+            '2-D': np.full((1, m), 1 / m), 'strings': ['a'] * m, 'inf': np.r_[np.inf, np.zeros(m - 1)]}
+
+BAD_INTS = {'zero': 0, 'negative': -1, 'fractional': 1.5, 'bool': True, 'NaN': float('nan'), 'inf': float('inf'), 'str': '3', 'None': None}
+BAD_POSITIVE = {'zero': 0.0, 'negative': -1.0, 'bool': True, 'NaN': float('nan'), 'inf': float('inf'), 'str': '3'}
+
+# entry point: (callable, valid keyword arguments, {argument: kind}); kinds: 'matrix', 'prior', 'int', 'positive'
+CALLS = {
+    'zero_shot_logits': (G.zero_shot_logits, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'temperature': 'positive'}),
+    'predict': (G.predict, dict(scores=L), {'scores': 'matrix'}),
+    'zero_shot': (G.zero_shot, dict(logits=L), {'logits': 'matrix', 'temperature': 'positive'}),
+    'prior_matching': (G.prior_matching, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior'}),
+    'fenchel_prior_matching': (G.fenchel_prior_matching, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior', 'lam': 'positive'}),
+    'prior_shift': (G.prior_shift, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior', 'max_iter': 'int'}),
+    'emd': (G.emd, dict(cost=-L, b=P), {'cost': 'matrix', 'b': 'prior'}),
+    'sinkhorn': (G.sinkhorn, dict(cost=-L / 10, b=P), {'cost': 'matrix', 'b': 'prior', 'reg': 'positive'}),
+    'sinkhorn_unbalanced': (G.sinkhorn_unbalanced, dict(cost=-L / 10, b=P), {'cost': 'matrix', 'b': 'prior', 'reg': 'positive', 'rho': 'positive'}),
+    'otter': (G.otter, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior'}),
+    'solve_ot': (G.solve_ot, dict(cost=-L, prior=P), {'cost': 'matrix', 'prior': 'prior'}),
+    'em_prior': (G.em_prior, dict(probs=PROBS), {'probs': 'matrix', 'source_prior': 'prior'}),
+    'online_em_prior': (G.online_em_prior, dict(probs=PROBS), {'probs': 'matrix', 'source_prior': 'prior', 'q': 'prior'}),
+    'estimate_label_ratio': (G.estimate_label_ratio, dict(logits=L), {'logits': 'matrix', 'power': 'positive'}),
+    'bbse_prior': (G.bbse_prior, dict(target_probs=PROBS, source_probs=PROBS, source_labels=LABELS), {'target_probs': 'matrix', 'source_probs': 'matrix'}),
+    'confusion_rates': (G.confusion_rates, dict(probs=PROBS, labels=LABELS), {'probs': 'matrix'}),
+    'total_variation': (G.total_variation, dict(p=P, q=np.full(M, 1 / M)), {'p': 'prior', 'q': 'prior'}),
+    'knn_graph': (G.knn_graph, dict(X=X, k=5), {'X': 'matrix', 'k': 'int'}),
+    'kmeans': (G.kmeans, dict(X=X, n_clusters=4), {'X': 'matrix', 'n_clusters': 'int'}),
+    'cluster_cost': (G.cluster_cost, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'n_clusters': 'int'}),
+    'geotter': (G.geotter, dict(X=X, Y=Y, prior=P), {'X': 'matrix', 'Y': 'matrix', 'prior': 'prior', 'k': 'int', 'temperature': 'positive'}),
+    'prepare': (G.prepare, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'k': 'int', 'n_clusters': 'int'}),
+    'adapt': (lambda prior: G.prepare(X, Y).adapt(prior), dict(prior=P), {'prior': 'prior'}),
+    'transclip_zs': (G.transclip_zs, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'k': 'int'}),
+    'zlap': (G.zlap, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'k': 'int'}),
+    'stata': (G.stata, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
+    'label_free_predict': (G.label_free_predict, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
+    'data_driven_defaults': (G.data_driven_defaults, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
+    'estimate_noise': (G.estimate_noise, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
+    'stream_predict': (G.stream_predict, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
+    'ensemble_embeddings': (G.ensemble_embeddings, dict(Ys=[Y, Y + 0.1]), {'Ys': 'matrix'}),
+    'marginal_errors': (G.marginal_errors, dict(plan=np.full((N, M), 1 / (N * M)), prior=P), {'plan': 'matrix', 'prior': 'prior'}),
+    'expected_calibration_error': (G.expected_calibration_error, dict(probs=PROBS, labels=LABELS), {'probs': 'matrix', 'n_bins': 'int'}),
+}
+
+# values that look bad but are documented as valid: rho = 0 (no class marginal) and inf (balanced), power = 0 (uniform
+# over the support), lam = 0 (no entropy term), n_clusters = None (the default, m)
+DOCUMENTED = {('sinkhorn_unbalanced', 'rho'): {'zero', 'inf'}, ('estimate_label_ratio', 'power'): {'zero'},
+              ('fenchel_prior_matching', 'lam'): {'zero'}, ('cluster_cost', 'n_clusters'): {'None'}, ('prepare', 'n_clusters'): {'None'}}
+
+def cases():
+    for name, (f, valid, args) in CALLS.items():
+        for arg, kind in args.items():
+            if kind == 'matrix':
+                ref = valid[arg]
+                bad = bad_matrices(np.asarray(ref[0] if arg == 'Ys' else ref, dtype=float))
+                if arg == 'Ys': bad = {k: [v, v] for k, v in bad.items() if k not in ('None', 'str', 'scalar', 'empty list', 'dict')}
+            elif kind == 'prior': bad = bad_priors(M)
+            else: bad = BAD_INTS if kind == 'int' else BAD_POSITIVE
+            for case, value in bad.items():
+                if case not in DOCUMENTED.get((name, arg), ()): yield pytest.param(name, arg, value, id=f'{name}-{arg}-{case}')
+
+@pytest.mark.parametrize('name, arg, value', list(cases()))
+def test_bad_argument_is_refused_by_name(name, arg, value):
+    f, valid, _ = CALLS[name]
+    with pytest.raises((ValueError, TypeError)) as info:
+        f(**{**valid, arg: value})
+    assert arg in str(info.value), f"{name}({arg}=...): {type(info.value).__name__}: {info.value}"
