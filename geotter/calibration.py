@@ -28,13 +28,10 @@ __all__ = ['NLL_FLOOR', 'ZS_TEMPERATURE', 'POSTERIORS', 'calibration_bins', 'exp
 def _probs_labels(probs, labels):
     "Validated (n, m) float64 probabilities and (n,) int labels as numpy arrays."
     P = check_matrix(probs, 'probs', dtype=torch.float64).cpu().numpy()
-    y = np.asarray(labels.detach().cpu() if is_tensor(labels) else labels)
-    if y.shape != (len(P),): raise ValueError(f"labels has shape {y.shape}; expected ({len(P)},), one label per row of probs")
-    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= P.shape[1]:
-        raise ValueError(f"labels must be integers in [0, {P.shape[1]}); got range [{y.min()}, {y.max()}]")
+    y = check_labels(labels, 'labels', n=len(P), m=P.shape[1])
     if (P < 0).any() or np.abs(P.sum(1) - 1).max() > 1e-4:
         raise ValueError(f"probs must have non-negative rows summing to 1; max |row sum - 1| = {np.abs(P.sum(1) - 1).max():.3g}")
-    return P, y.astype(np.int64)
+    return P, y
 
 def _bin_index(conf:np.ndarray, n_bins:int, scheme:str)->np.ndarray:
     "Bin of each confidence: equal-width bins ((b-1)/M, b/M], or equal-mass bins of the sorted confidences."

@@ -121,9 +121,7 @@ def prototype_spread(X,                  # (n, d) samples
                     )->float:
     r"$\tau^2$: mean squared chord (or angle) between each re-normalized sample and its class prototype."
     Xn, Pn = check_embeddings(X, prototypes)
-    y = torch.as_tensor(np.asarray(labels.cpu() if is_tensor(labels) else labels), dtype=torch.int64, device=Xn.device)
-    if y.shape != (Xn.shape[0],): raise ValueError(f"labels has shape {tuple(y.shape)}; expected ({Xn.shape[0]},)")
-    if y.min() < 0 or y.max() >= Pn.shape[0]: raise ValueError(f"labels must lie in [0, {Pn.shape[0]}); got [{int(y.min())}, {int(y.max())}]")
+    y = torch.as_tensor(check_labels(labels, 'labels', n=Xn.shape[0], m=Pn.shape[0]), device=Xn.device)
     cos = (Xn * Pn[y]).sum(1).clamp(-1, 1)
     if kind == 'chord': return float((2 * (1 - cos)).mean())
     if kind == 'angle': return float((torch.arccos(cos) ** 2).mean())

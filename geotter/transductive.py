@@ -523,8 +523,7 @@ def realistic_batch(labels,               # (N,) integer labels of the whole tes
                     seed=None,            # int or numpy Generator
                    )->np.ndarray:         # sorted indices into `labels`
     "Indices of a realistic test batch [3]: K_eff classes drawn at random, then B of their samples without replacement."
-    y = np.asarray(labels)
-    if y.ndim != 1 or y.size == 0 or y.dtype.kind not in 'iu': raise ValueError(f"labels has shape {y.shape} and dtype {y.dtype}; expected a non-empty 1-D integer array")
+    y = check_labels(labels)
     check_int(batch_size, 'batch_size', low=1)
     if not (isinstance(keff, (tuple, list)) and len(keff) == 2): raise ValueError(f"keff={keff!r}; expected a pair (low, high)")
     lo = check_int(keff[0], 'keff[0]', low=1); hi = check_int(keff[1], 'keff[1]', low=lo)
