@@ -193,7 +193,7 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
     return q / q.sum() if q.sum() > 0 else np.full(len(q), 1 / len(q))
 
 # %% ../nbs/04_priors.ipynb #5dc66a53
-UNKNOWN_RATIO = dict(min_count=0.5, power=4.0, rho=2.5, reg=0.1)   # frozen; rho, reg in nats of the zero-shot cost
+UNKNOWN_RATIO = dict(min_count=0.5, power=1.0, shape=0.75, rho=2.5, reg=0.1)   # frozen; rho, reg in nats of the zero-shot cost
 
 class RatioEstimate(NamedTuple):
     "A batch's estimated label ratio: the transport target, EM's estimate, the classes taken as present, lambda."
@@ -205,10 +205,11 @@ class RatioEstimate(NamedTuple):
 # %% ../nbs/04_priors.ipynb #3fd25c89
 def _label_ratio(L:torch.Tensor,        # (n, m) checked float64 logits
                  *, min_count:float=UNKNOWN_RATIO['min_count'], power:float=UNKNOWN_RATIO['power'],
-                 max_iter:int=10_000, tol:float=1e-10,
+                 shape:float=UNKNOWN_RATIO['shape'], max_iter:int=10_000, tol:float=1e-10,
                 )->RatioEstimate:       # tensors
     "`estimate_label_ratio` on a validated logit tensor: EM, the support, the spread, the target."
     min_count = check_scalar(min_count, 'min_count', low=0); power = check_scalar(power, 'power', low=0)
+    shape = check_scalar(shape, 'shape', low=0, high=1)
     n, m = L.shape
     q = _em_fixed_point(torch.softmax(L, 1), torch.full((m,), 1 / m, dtype=L.dtype, device=L.device), 0.0,
                         check_int(max_iter, 'max_iter', low=1), check_scalar(tol, 'tol', low=0, low_open=True))
@@ -216,7 +217,7 @@ def _label_ratio(L:torch.Tensor,        # (n, m) checked float64 logits
     if not S.any(): S = q == q.max()
     lam = (int(S.sum()) / m) ** power
     s = S.to(q.dtype)
-    t = lam / m + (1 - lam) * (0.5 * s / s.sum() + 0.5 * q)
+    t = lam / m + (1 - lam) * ((1 - shape) * s / s.sum() + shape * q)
     return RatioEstimate(t / t.sum(), q, S, lam)
 
 # %% ../nbs/04_priors.ipynb #9e34043d
@@ -224,6 +225,7 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
                          *,
                          min_count:float=UNKNOWN_RATIO['min_count'], # a class is present if EM gives it >= min_count samples
                          power:float=UNKNOWN_RATIO['power'],         # lambda = (|S|/m)^power
+                         shape:float=UNKNOWN_RATIO['shape'],         # weight of EM's shape against the uniform ratio on S
                          max_iter:int=10_000,              # EM steps at most
                          tol:float=1e-10,                  # EM tolerance (L1 change)
                         )->RatioEstimate:
@@ -232,7 +234,7 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
     EM (MLLS) on $\mathrm{softmax}(\theta)$ gives $q^{\rm EM}$; the classes with $n\,q^{\rm EM}_k\ge$ `min_count` form the
     support $S$; the target shrinks $q^{\rm EM}$ toward the uniform ratio on $S$ and on all classes:
 
-    $$t=\frac{\lambda}{m}\mathbf 1+(1-\lambda)\Bigl(\tfrac12\frac{\mathbf 1_S}{|S|}+\tfrac12q^{\rm EM}\Bigr),\qquad
+    $$t=\frac{\lambda}{m}\mathbf 1+(1-\lambda)\Bigl((1-s)\frac{\mathbf 1_S}{|S|}+s\,q^{\rm EM}\Bigr),\qquad
     \lambda=\Bigl(\frac{|S|}{m}\Bigr)^{\rm power}.$$
 
     Parameters
@@ -242,8 +244,10 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
         softmax is taken as the posteriors under a uniform source prior.
     min_count : float, default 0.5
         A class is taken as present when EM gives it at least this many samples.
-    power : float, default 4
+    power : float, default 1
         The exponent of $\lambda$: how fast the target turns uniform as the share of present classes grows.
+    shape : float in [0, 1], default 0.75
+        $s$, the weight of EM's shape within the support (0: the uniform ratio on $S$; 1: EM's ratio).
     max_iter, tol : int, float
         EM's budget and tolerance (`em_prior`).
 
@@ -267,8 +271,8 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
     >>> import numpy as np
     >>> est = estimate_label_ratio(50 * np.eye(4)[[0, 0, 0, 1]])     # confident: 3 samples of class 0, 1 of class 1
     >>> est.support.tolist(), round(est.spread, 4)
-    ([True, True, False, False], 0.0625)
+    ([True, True, False, False], 0.5)
     """
     L = check_matrix(logits, 'logits', dtype=torch.float64)
-    est = _label_ratio(L, min_count=min_count, power=power, max_iter=max_iter, tol=tol)
+    est = _label_ratio(L, min_count=min_count, power=power, shape=shape, max_iter=max_iter, tol=tol)
     return RatioEstimate(like_input(est.target, logits), like_input(est.em, logits), like_input(est.support, logits), est.spread)

@@ -137,6 +137,8 @@ def otter(logits,                   # (n, m) zero-shot logits
         Class prior $\boldsymbol\nu$ (zeros allowed). None: the label ratio is unknown; the batch's estimated ratio
         (`estimate_label_ratio(logits).target`) is the target of a semi-relaxed transport (`solver='unbalanced'` by
         default, `rho` = `UNKNOWN_RATIO['rho']` = 2.5 nats): the class totals are pulled toward it, not forced.
+        Without GeoTTER's graph this falls below zero-shot on small batches from few classes of a task with few
+        classes (`13_ratio_unknown`): there, run `geotter` on logit features (`geotter.method.geotter_inputs`).
     solver : {'emd', 'fast', 'pot', 'sinkhorn', 'unbalanced'} or None, optional
         As in `solve_ot`; None: 'emd' for a given prior, 'unbalanced' for prior=None.
     reg : float or None, optional

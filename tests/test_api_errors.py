@@ -48,7 +48,7 @@ CALLS = {
     'solve_ot': (G.solve_ot, dict(cost=-L, prior=P), {'cost': 'matrix', 'prior': 'prior'}),
     'em_prior': (G.em_prior, dict(probs=PROBS), {'probs': 'matrix', 'source_prior': 'prior'}),
     'online_em_prior': (G.online_em_prior, dict(probs=PROBS), {'probs': 'matrix', 'source_prior': 'prior', 'q': 'prior'}),
-    'estimate_label_ratio': (G.estimate_label_ratio, dict(logits=L), {'logits': 'matrix', 'power': 'positive'}),
+    'estimate_label_ratio': (G.estimate_label_ratio, dict(logits=L), {'logits': 'matrix', 'power': 'positive', 'shape': 'positive'}),
     'bbse_prior': (G.bbse_prior, dict(target_probs=PROBS, source_probs=PROBS, source_labels=LABELS), {'target_probs': 'matrix', 'source_probs': 'matrix'}),
     'confusion_rates': (G.confusion_rates, dict(probs=PROBS, labels=LABELS), {'probs': 'matrix'}),
     'total_variation': (G.total_variation, dict(p=P, q=np.full(M, 1 / M)), {'p': 'prior', 'q': 'prior'}),
@@ -70,9 +70,10 @@ CALLS = {
     'expected_calibration_error': (G.expected_calibration_error, dict(probs=PROBS, labels=LABELS), {'probs': 'matrix', 'n_bins': 'int'}),
 }
 
-# values that look bad but are documented as valid: rho = 0 (no class marginal) and inf (balanced), power = 0 (uniform
-# over the support), lam = 0 (no entropy term), n_clusters = None (the default, m)
+# values that look bad but are documented as valid: rho = 0 (no class marginal) and inf (balanced), power = 0 (the
+# uniform ratio), shape = 0 (uniform over the support), lam = 0 (no entropy term), n_clusters = None (the default, m)
 DOCUMENTED = {('sinkhorn_unbalanced', 'rho'): {'zero', 'inf'}, ('estimate_label_ratio', 'power'): {'zero'},
+              ('estimate_label_ratio', 'shape'): {'zero'},
               ('fenchel_prior_matching', 'lam'): {'zero'}, ('cluster_cost', 'n_clusters'): {'None'}, ('prepare', 'n_clusters'): {'None'}}
 
 def cases():

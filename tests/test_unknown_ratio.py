@@ -50,8 +50,8 @@ def test_estimate_closed_form(labels, m):
     est = estimate_label_ratio(60.0 * np.eye(m)[y])
     np.testing.assert_allclose(est.em, counts / len(y), atol=1e-9)
     np.testing.assert_array_equal(est.support, counts > 0)
-    lam = ((counts > 0).sum() / m) ** 4
-    expect = lam / m + (1 - lam) * (0.5 * (counts > 0) / (counts > 0).sum() + 0.5 * counts / len(y))
+    lam, sh = ((counts > 0).sum() / m) ** UNKNOWN_RATIO['power'], UNKNOWN_RATIO['shape']
+    expect = lam / m + (1 - lam) * ((1 - sh) * (counts > 0) / (counts > 0).sum() + sh * counts / len(y))
     np.testing.assert_allclose(est.target, expect, atol=1e-9)
 
 
