@@ -127,15 +127,19 @@ def em_prior(probs,                     # (n, m) model posteriors p(k | x_i) und
     return like_input(as_tensor(q).to(as_tensor(probs).dtype), probs)
 
 # %% ../nbs/04_priors.ipynb #6401f8a3
-def _confusion(S:np.ndarray,            # (n, m) checked scores
-               y:np.ndarray,            # (n,) checked labels in [0, m)
-               soft:bool, name:str,     # name of the labels in errors
+def _predictions(S:np.ndarray, soft:bool)->np.ndarray:
+    "Each row's prediction: one-hot at the arg-max, or (soft) the row normalised to probabilities."
+    return S / S.sum(1, keepdims=True) if soft else np.eye(S.shape[1])[S.argmax(1)]
+
+def _confusion(probs, labels, soft,     # as in `confusion_rates`, unchecked
+               names=('probs', 'labels'), # their argument names in errors
               )->np.ndarray:            # (m, m) column-stochastic confusion rates
-    "Confusion rates C[i, j] = P(prediction i | true class j) of checked scores and labels."
-    m = S.shape[1]
+    "Confusion rates C[i, j] = P(prediction i | true class j) of a labelled set, its arguments checked under `names`."
+    S = check_matrix(probs, names[0], dtype=torch.float64).cpu().numpy(); m = S.shape[1]
+    y = check_labels(labels, names[1], n=len(S), m=m)
     missing = sorted(set(range(m)) - set(y.tolist()))
-    if missing: raise ValueError(f"{name} has no sample of classes {missing[:5]}; BBSE needs every class in the labelled set")
-    H = S / S.sum(1, keepdims=True) if soft else np.eye(m)[S.argmax(1)]
+    if missing: raise ValueError(f"{names[1]} has no sample of classes {missing[:5]}; BBSE needs every class in the labelled set")
+    H = _predictions(S, check_bool(soft, 'soft'))
     return np.stack([H[y == j].mean(0) for j in range(m)], 1)
 
 def confusion_rates(probs,              # (n, m) scores of the labelled samples (probabilities or logits)
@@ -143,8 +147,7 @@ def confusion_rates(probs,              # (n, m) scores of the labelled samples 
                     soft:bool=False,    # True: expected predictions (rows of `probs` must be probabilities)
                    )->np.ndarray:       # (m, m) C[i, j] = P(prediction i | true class j)
     "Column-stochastic confusion rates of the classifier, estimated on a labelled set."
-    S = check_matrix(probs, 'probs', dtype=torch.float64).cpu().numpy()
-    return _confusion(S, check_labels(labels, 'labels', n=len(S), m=S.shape[1]), check_bool(soft, 'soft'), 'labels')
+    return _confusion(probs, labels, soft)
 
 def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled target batch
                source_probs,            # (n_s, m) scores of the labelled samples
@@ -185,10 +188,9 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
     >>> bbse_prior(S[[0, 2, 2, 3]], S, y).round(6)           # one class-0 row, three class-1 rows
     array([0.25, 0.75])
     """
-    S = check_matrix(source_probs, 'source_probs', dtype=torch.float64).cpu().numpy()
-    C = _confusion(S, check_labels(source_labels, 'source_labels', n=len(S), m=S.shape[1]), check_bool(soft, 'soft'), 'source_labels')
+    C = _confusion(source_probs, source_labels, soft, names=('source_probs', 'source_labels'))
     T = check_matrix(target_probs, 'target_probs', cols=C.shape[0], dtype=torch.float64).cpu().numpy()
-    mu = (T / T.sum(1, keepdims=True) if soft else np.eye(C.shape[0])[T.argmax(1)]).mean(0)
+    mu = _predictions(T, soft).mean(0)
     q = np.clip(np.linalg.lstsq(C, mu, rcond=None)[0], 0, None)
     return q / q.sum() if q.sum() > 0 else np.full(len(q), 1 / len(q))
 
