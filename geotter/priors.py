@@ -195,7 +195,7 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
     return q / q.sum() if q.sum() > 0 else np.full(len(q), 1 / len(q))
 
 # %% ../nbs/04_priors.ipynb #5dc66a53
-UNKNOWN_RATIO = dict(min_count=0.5, power=1.0, shape=0.75, rho=2.5, reg=0.1)   # frozen; rho, reg in nats of the zero-shot cost
+UNKNOWN_RATIO = dict(min_count=0.5, power=1.0, shape=0.75, per_class=20.0, rho=2.5, reg=0.1)   # frozen; rho, reg in nats of the zero-shot cost
 
 class RatioEstimate(NamedTuple):
     "A batch's estimated label ratio: the transport target, EM's estimate, the classes taken as present, lambda."
@@ -207,11 +207,12 @@ class RatioEstimate(NamedTuple):
 # %% ../nbs/04_priors.ipynb #3fd25c89
 def _label_ratio(L:torch.Tensor,        # (n, m) checked float64 logits
                  *, min_count:float=UNKNOWN_RATIO['min_count'], power:float=UNKNOWN_RATIO['power'],
-                 shape:float=UNKNOWN_RATIO['shape'], max_iter:int=10_000, tol:float=1e-10,
+                 shape:float=UNKNOWN_RATIO['shape'], per_class:float=UNKNOWN_RATIO['per_class'],
+                 max_iter:int=10_000, tol:float=1e-10,
                 )->RatioEstimate:       # tensors
     "`estimate_label_ratio` on a validated logit tensor: EM, the support, the spread, the target."
     min_count = check_scalar(min_count, 'min_count', low=0); power = check_scalar(power, 'power', low=0)
-    shape = check_scalar(shape, 'shape', low=0, high=1)
+    shape = check_scalar(shape, 'shape', low=0, high=1); per_class = check_scalar(per_class, 'per_class', low=0, low_open=True)
     n, m = L.shape
     q = _em_fixed_point(torch.softmax(L, 1), torch.full((m,), 1 / m, dtype=L.dtype, device=L.device), 0.0,
                         check_int(max_iter, 'max_iter', low=1), check_scalar(tol, 'tol', low=0, low_open=True))
@@ -220,6 +221,7 @@ def _label_ratio(L:torch.Tensor,        # (n, m) checked float64 logits
     lam = (int(S.sum()) / m) ** power
     s = S.to(q.dtype)
     t = lam / m + (1 - lam) * ((1 - shape) * s / s.sum() + shape * q)
+    t = torch.where(S, t, min(1.0, per_class * int(S.sum()) / n) * t)   # EM's absences, trusted as evidence grows
     return RatioEstimate(t / t.sum(), q, S, lam)
 
 # %% ../nbs/04_priors.ipynb #9e34043d
@@ -228,16 +230,20 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
                          min_count:float=UNKNOWN_RATIO['min_count'], # a class is present if EM gives it >= min_count samples
                          power:float=UNKNOWN_RATIO['power'],         # lambda = (|S|/m)^power
                          shape:float=UNKNOWN_RATIO['shape'],         # weight of EM's shape against the uniform ratio on S
+                         per_class:float=UNKNOWN_RATIO['per_class'], # samples per class of S beyond which absences count
                          max_iter:int=10_000,              # EM steps at most
                          tol:float=1e-10,                  # EM tolerance (L1 change)
                         )->RatioEstimate:
     r"""The label ratio of an unlabelled batch, robust to miscalibration, imbalance and absent classes.
 
     EM (MLLS) on $\mathrm{softmax}(\theta)$ gives $q^{\rm EM}$; the classes with $n\,q^{\rm EM}_k\ge$ `min_count` form the
-    support $S$; the target shrinks $q^{\rm EM}$ toward the uniform ratio on $S$ and on all classes:
+    support $S$; the target shrinks $q^{\rm EM}$ toward the uniform ratio on $S$ and on all classes,
 
-    $$t=\frac{\lambda}{m}\mathbf 1+(1-\lambda)\Bigl((1-s)\frac{\mathbf 1_S}{|S|}+s\,q^{\rm EM}\Bigr),\qquad
-    \lambda=\Bigl(\frac{|S|}{m}\Bigr)^{\rm power}.$$
+    $$t^0=\frac{\lambda}{m}\mathbf 1+(1-\lambda)\Bigl((1-s)\frac{\mathbf 1_S}{|S|}+s\,q^{\rm EM}\Bigr),\qquad
+    \lambda=\Bigl(\frac{|S|}{m}\Bigr)^{\rm power},$$
+
+    and the classes outside $S$ keep their share only while the batch is small for its support:
+    $t\propto t^0\odot\bigl(\mathbf 1_S+\gamma\,\mathbf 1_{\bar S}\bigr)$ with $\gamma=\min(1,\ c\,|S|/n)$, $c$ = `per_class`.
 
     Parameters
     ----------
@@ -250,6 +256,9 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
         The exponent of $\lambda$: how fast the target turns uniform as the share of present classes grows.
     shape : float in [0, 1], default 0.75
         $s$, the weight of EM's shape within the support (0: the uniform ratio on $S$; 1: EM's ratio).
+    per_class : float > 0, default 20
+        $c$: while the batch holds at most $c$ samples per class of $S$ ($n\le c|S|$) the classes outside $S$ keep
+        their uniform share; beyond, it falls as $c|S|/n$ (EM giving a class no mass means more in a large batch).
     max_iter, tol : int, float
         EM's budget and tolerance (`em_prior`).
 
@@ -276,5 +285,5 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
     ([True, True, False, False], 0.5)
     """
     L = check_matrix(logits, 'logits', dtype=torch.float64)
-    est = _label_ratio(L, min_count=min_count, power=power, shape=shape, max_iter=max_iter, tol=tol)
+    est = _label_ratio(L, min_count=min_count, power=power, shape=shape, per_class=per_class, max_iter=max_iter, tol=tol)
     return RatioEstimate(like_input(est.target, logits), like_input(est.em, logits), like_input(est.support, logits), est.spread)

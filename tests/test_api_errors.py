@@ -48,7 +48,7 @@ CALLS = {
     'solve_ot': (G.solve_ot, dict(cost=-L, prior=P), {'cost': 'matrix', 'prior': 'prior'}),
     'em_prior': (G.em_prior, dict(probs=PROBS), {'probs': 'matrix', 'source_prior': 'prior'}),
     'online_em_prior': (G.online_em_prior, dict(probs=PROBS), {'probs': 'matrix', 'source_prior': 'prior', 'q': 'prior'}),
-    'estimate_label_ratio': (G.estimate_label_ratio, dict(logits=L), {'logits': 'matrix', 'power': 'positive', 'shape': 'positive'}),
+    'estimate_label_ratio': (G.estimate_label_ratio, dict(logits=L), {'logits': 'matrix', 'power': 'positive', 'shape': 'positive', 'per_class': 'positive'}),
     'bbse_prior': (G.bbse_prior, dict(target_probs=PROBS, source_probs=PROBS, source_labels=LABELS), {'target_probs': 'matrix', 'source_probs': 'matrix'}),
     'confusion_rates': (G.confusion_rates, dict(probs=PROBS, labels=LABELS), {'probs': 'matrix'}),
     'total_variation': (G.total_variation, dict(p=P, q=np.full(M, 1 / M)), {'p': 'prior', 'q': 'prior'}),

@@ -181,6 +181,16 @@ def test_readme_up_to_date():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"README.md is stale: run `python docs/readme.py`\n{r.stdout[-3000:]}{r.stderr[-2000:]}"
 
+def test_readme_outputs_are_what_its_code_prints(capsys):
+    "Every printed output committed under a code cell of nbs/index.ipynb (the README's Quick start) is what the cells print."
+    import contextlib, io, json
+    ns, cells = {}, [c for c in json.loads((ROOT / 'nbs' / 'index.ipynb').read_text())['cells'] if c['cell_type'] == 'code']
+    for c in cells:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out): exec(''.join(c['source']), ns)
+        shown = ''.join(''.join(o['text']) for o in c['outputs'] if o.get('output_type') == 'stream' and o.get('name') == 'stdout')
+        if c['outputs']: assert out.getvalue() == shown, f"README output is stale for:\n{''.join(c['source'])}\nprints:\n{out.getvalue()}"
+
 def _docs_build():
     import importlib.util
     spec = importlib.util.spec_from_file_location('geotter_docs_build', ROOT / 'docs' / 'build.py')
