@@ -202,7 +202,7 @@ class RatioEstimate(NamedTuple):
     target:Array       # (m,) t, the target of transport
     em:Array           # (m,) q_EM, the EM (MLLS) estimate
     support:Array      # (m,) bool, the classes taken as present (S)
-    spread:float       # lambda = (|S|/m)^power, the weight of the uniform ratio on all classes
+    spread:float       # lambda = (|S|/m)^power, the weight of the uniform ratio on all classes (times gamma outside S)
 
 # %% ../nbs/04_priors.ipynb #3fd25c89
 def _label_ratio(L:torch.Tensor,        # (n, m) checked float64 logits
