@@ -218,10 +218,9 @@ def _label_ratio(L:torch.Tensor,        # (n, m) checked float64 logits
                         check_int(max_iter, 'max_iter', low=1), check_scalar(tol, 'tol', low=0, low_open=True))
     S = n * q >= min_count
     if not S.any(): S = q == q.max()
-    lam = (int(S.sum()) / m) ** power
-    s = S.to(q.dtype)
-    t = lam / m + (1 - lam) * ((1 - shape) * s / s.sum() + shape * q)
-    t = torch.where(S, t, min(1.0, per_class * int(S.sum()) / n) * t)   # EM's absences, trusted as evidence grows
+    k = int(S.sum()); lam = (k / m) ** power
+    t = lam / m + (1 - lam) * ((1 - shape) * S.to(q.dtype) / k + shape * q)
+    t = torch.where(S, t, min(1.0, per_class * k / n) * t)   # EM's absences, trusted as evidence grows
     return RatioEstimate(t / t.sum(), q, S, lam)
 
 # %% ../nbs/04_priors.ipynb #9e34043d

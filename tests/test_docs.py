@@ -181,7 +181,7 @@ def test_readme_up_to_date():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"README.md is stale: run `python docs/readme.py`\n{r.stdout[-3000:]}{r.stderr[-2000:]}"
 
-def test_readme_outputs_are_what_its_code_prints(capsys):
+def test_readme_outputs_are_what_its_code_prints():
     "Every printed output committed under a code cell of nbs/index.ipynb (the README's Quick start) is what the cells print."
     import contextlib, io, json
     ns, cells = {}, [c for c in json.loads((ROOT / 'nbs' / 'index.ipynb').read_text())['cells'] if c['cell_type'] == 'code']
