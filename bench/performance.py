@@ -9,6 +9,7 @@ Three measurements, each writing one CSV under bench/results/ (read by bench/per
     python bench/performance.py dask      # geotter_chunked on a 2-worker dask.distributed LocalCluster, 200k rows
     python bench/performance.py scale --no-faiss           # geotter(X, Y, prior) at 1,000,000 x 1000 x 512, default install:
                                                            #   time and peak memory per stage, k-NN recall on rows not used to tune it
+    python bench/performance.py scale --no-faiss --unknown # the same with the label ratio unknown, geotter(X, Y)
     python bench/performance.py knn-scale --no-faiss       # the k-NN search alone from 100,000 to 1,000,000 rows: the slope
     python bench/performance.py graph-check --no-faiss     # GeoTTER accuracy with the IVF graph vs the exact graph, 100k rows
 
@@ -272,37 +273,42 @@ def _load()->str:
     return ' '.join(f'{v:.2f}' for v in os.getloadavg())
 
 def _staged(record:dict):
-    "Patch the k-means and k-NN cores that geotter.method's `Prepared` calls with timed wrappers writing to `record`; returns undo."
+    "Patch the k-means, k-NN and label-ratio cores that geotter.method's `Prepared` calls with timed wrappers writing to `record`; returns undo."
     import geotter.method as gm
-    saved = gm._kmeans, gm._knn_search
+    saved = gm._kmeans, gm._knn_search, gm._label_ratio
     def clock(name, fn, *a, **kw):
         t0, c0 = time.perf_counter(), time.process_time(); out = fn(*a, **kw)
         record[name] = (time.perf_counter() - t0, time.process_time() - c0); return out
     def knn(*a, **kw):
         res = clock('k-NN', saved[1], *a, **kw); record['knn'] = res; return res
     gm._kmeans, gm._knn_search = (lambda *a, **kw: clock('k-means', saved[0], *a, **kw)), knn
-    return lambda: setattr(gm, '_kmeans', saved[0]) or setattr(gm, '_knn_search', saved[1])
+    gm._label_ratio = lambda *a, **kw: clock('ratio', saved[2], *a, **kw)
+    return lambda: setattr(gm, '_kmeans', saved[0]) or setattr(gm, '_knn_search', saved[1]) or setattr(gm, '_label_ratio', saved[2])
 
-def bench_scale(n:int=1_000_000, m:int=1000, d:int=512, name:str='perf_scale.csv')->pd.DataFrame:
+def bench_scale(n:int=1_000_000, m:int=1000, d:int=512, unknown:bool=False, name:str|None=None)->pd.DataFrame:
     """`geotter(X, Y, prior)` with its defaults on `make_batch_rows(n, m, d, noise=0.5)` (the million benchmark's batch):
     wall and CPU time per stage (k-means, k-NN, exact OT, smoothing, the rest), peak memory, k-NN recall on 1,000 rows
-    not used to tune the search, accuracy."""
+    not used to tune the search, accuracy. `unknown`: `geotter(X, Y)`, the label ratio unknown (the ratio estimated and
+    the semi-relaxed transport fitted on a sample of rows), in perf_scale_unknown.csv."""
+    name = name or ('perf_scale_unknown.csv' if unknown else 'perf_scale.csv')
+    call = 'geotter(X, Y)' if unknown else 'geotter(X, Y, prior)'
     import resource
     from geotter.graph import faiss_module, knn_recall
     X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)
     rss0, load0, record = _max_rss_mb(), _load(), {}
     print(f'batch {X.shape} ready, max RSS {rss0:.0f} MB, load {load0}, faiss {"on" if faiss_module() else "off"}', flush=True)
     undo = _staged(record)
-    try: dt, dc, mb, res = timed(lambda: geotter(X, Y, prior), 'cpu')
+    try: dt, dc, mb, res = timed(lambda: geotter(X, Y, None if unknown else prior), 'cpu')
     finally: undo()
     load1, t = _load(), res.timings
-    stages = {'k-means': record['k-means'], 'k-NN': record['k-NN'],
-              'exact OT': (t.get('setup_s', 0.0) + t['ot_s'], np.nan), 'smoothing': (t['smooth_s'], np.nan)}
+    stages = {'k-means': record['k-means'], 'k-NN': record['k-NN']}
+    if unknown: stages['label ratio (EM on a sample)'] = record['ratio']
+    stages.update({'semi-relaxed OT' if unknown else 'exact OT': (t.get('setup_s', 0.0) + t['ot_s'], np.nan), 'smoothing': (t['smooth_s'], np.nan)})
     stages['other (fused cost, checks, normalization, labels)'] = (dt - sum(v[0] for v in stages.values()), np.nan)
     knn = record['knn']
     Xn = torch.as_tensor(X)
     rows = [dict(stage=s, seconds=v[0], cpu_seconds=v[1]) for s, v in stages.items()]
-    rows.append(dict(stage='total: geotter(X, Y, prior)', seconds=dt, cpu_seconds=dc))
+    rows.append(dict(stage=f'total: {call}', seconds=dt, cpu_seconds=dc))
     df = pd.DataFrame(rows).assign(n=n, m=m, d=d, faiss=faiss_module() is not None, torch_threads=torch.get_num_threads(),
                                    peak_mb_above_entry=mb, process_max_rss_mb=_max_rss_mb(), rss_before_mb=rss0,
                                    load_before=load0, load_after=load1, knn_method=knn.method, knn_settings=str(knn.settings),
@@ -361,6 +367,7 @@ if __name__ == '__main__':
     p.add_argument('--sizes', type=int, nargs='+', default=[100_000, 200_000, 500_000, 1_000_000], help='knn-scale: batch sizes')
     p.add_argument('--no-faiss', action='store_true', help='hide faiss from geotter (the default install has none)')
     p.add_argument('--device', default='cpu', choices=['cpu', 'cuda'])
+    p.add_argument('--unknown', action='store_true', help='scale: the label ratio unknown, geotter(X, Y)')
     p.add_argument('--no-reference', action='store_true', help='end2end: skip the (slow) reference pipeline')
     a = p.parse_args()
     if a.no_faiss: sys.modules['faiss'] = None             # `import faiss` now fails, as without the `fast` extra
@@ -371,7 +378,7 @@ if __name__ == '__main__':
     elif a.what == 'kmeans-large': bench_kmeans_large()
     elif a.what == 'million': bench_million(n=a.n or 1_000_000)
     elif a.what == 'dask': bench_dask(n=a.n or 200_000)
-    elif a.what == 'scale': bench_scale(n=a.n or 1_000_000)
+    elif a.what == 'scale': bench_scale(n=a.n or 1_000_000, unknown=a.unknown)
     elif a.what == 'knn-scale': bench_knn_scale(sizes=a.sizes)
     elif a.what == 'graph-check': bench_graph_check(n=a.n or 100_000)
     else: bench_end2end(device=a.device, reference=not a.no_reference)

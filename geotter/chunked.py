@@ -17,10 +17,11 @@ from numba.extending import intrinsic
 
 from .core import *
 from .exact import _ssp   # successive shortest paths on candidate lists: the exact solver's, dense or not
+from .entropic import sinkhorn_unbalanced
 
 # %% auto #0
-__all__ = ['row_blocks', 'map_row_blocks', 'candidate_classes', 'candidate_ot', 'sparse_argmax', 'SparsePlan', 'sparse_ot',
-           'chunked_emd', 'smooth_sparse']
+__all__ = ['SAMPLE_ROWS', 'row_blocks', 'map_row_blocks', 'candidate_classes', 'candidate_ot', 'sparse_argmax', 'SparsePlan',
+           'sparse_ot', 'chunked_emd', 'sample_rows', 'sparse_semi_relaxed', 'smooth_sparse']
 
 # %% ../nbs/06_chunked.ipynb #2d2a6836
 def _is_dask(X)->bool: return hasattr(X, 'to_delayed') and hasattr(X, 'chunks')
@@ -191,8 +192,8 @@ def sparse_argmax(plan)->np.ndarray:  # (n,) argmax of each row of a sparse (n, 
 # %% ../nbs/06_chunked.ipynb #73f04213
 @dataclass
 class SparsePlan:
-    "Exact transport plan of a chunked problem, with its certificate."
-    plan:sp.csr_array                 # (n, m) optimal plan, rows summing to 1/n, columns to the prior
+    "Transport plan of a chunked problem: exact with its certificate (`sparse_ot`), or semi-relaxed (`sparse_semi_relaxed`, dual NaN)."
+    plan:sp.csr_array                 # (n, m) plan, rows summing to 1/n (exact plans: columns to the prior)
     potentials:np.ndarray             # (m,) class potentials g (dual variables of the class marginal)
     objective:float                   # <plan, C>
     dual:float                        # (1/n) sum_i min_j (C_ij - g_j) + sum_j nu_j g_j  (= objective at optimum)
@@ -269,6 +270,64 @@ def chunked_emd(cost,                 # (n, m) cost: numpy, torch or row-chunked
     "Exact OT of uniform rows to `prior` for a cost read in row blocks (the problem of `geotter.transport.emd`)."
     if len(cost.shape) != 2 or 0 in cost.shape: raise ValueError(f"cost has shape {tuple(cost.shape)}; expected a non-empty 2-D array")
     return sparse_ot(cost, _cost_rows, check_prior(prior, cost.shape[1]).numpy(), **kwargs)
+
+# %% ../nbs/06_chunked.ipynb #c9ce03ca
+SAMPLE_ROWS = 2**15      # rows of a chunked batch on which its class potentials (and label ratio) are fitted
+
+def sample_rows(n:int,                # rows in the batch
+                size:int|None=None,   # rows in the sample (None: `SAMPLE_ROWS`)
+                seed:int=0,           # seed of the draw
+               )->np.ndarray:         # sorted row indices, without repetition
+    "A seeded sample of `size` of the `n` rows (every row when n <= size), sorted."
+    size, seed = SAMPLE_ROWS if size is None else check_int(size, 'size', low=1), check_int(seed, 'seed', low=0)
+    if n <= size: return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+
+def _block_cost(block, start, rows, cost_fn): return cost_fn(block, start, rows)
+
+def _softmax_block(block, start, rows, cost_fn, g, reg:float, n:int, cutoff:float)->tuple:
+    "One block of the semi-relaxed plan: (rows, classes, mass, <plan, C>) of (1/n) softmax_j((g_j - C_ij)/reg), kept within cutoff."
+    C = cost_fn(block, start, rows).to(torch.float64)
+    Z = (g.to(C.device)[None, :] - C) / reg
+    Z = Z - Z.amax(dim=1, keepdim=True)
+    i, j = torch.nonzero(Z >= -cutoff, as_tuple=True)
+    w = Z[i, j].exp()
+    w = w / torch.zeros(len(Z), dtype=w.dtype, device=w.device).index_add_(0, i, w)[i] / n
+    return (i + start).cpu().numpy(), j.cpu().numpy(), w.cpu().numpy(), float((w * C[i, j]).sum())
+
+# %% ../nbs/06_chunked.ipynb #c9f468cd
+def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch tensor or row-chunked dask array
+                        cost_fn,           # cost_fn(block, start, local_rows) -> (rows, m) cost tensor
+                        prior,             # (m,) target t of the soft class marginal
+                        *,
+                        reg:float,         # entropic weight epsilon (cost units)
+                        rho:float,         # class-marginal strength (cost units), > 0
+                        sample:int|None=None,   # rows on which g is fitted (None: `SAMPLE_ROWS`)
+                        seed:int=0,        # seed of the sample
+                        cutoff:float=30.0, # entries kept within cutoff * reg of their row's largest
+                        chunk_rows:int=32_768,  # rows per block for in-memory X
+                       )->SparsePlan:      # sparse plan (rows exactly 1/n), class potentials g
+    r"""Semi-relaxed entropic transport of uniform rows $1/n$ toward `prior`, the cost streamed in row blocks.
+
+    The plan $\pi_{ij}=\frac1n\mathrm{softmax}_j((g_j-C_{ij})/\varepsilon)$ of `sinkhorn_unbalanced`'s problem, with
+    the class potentials $g$ fitted on a seeded sample of `sample` rows (all rows when $n\le$ `sample`: the dense
+    solver's plan) and each row's entries kept within `cutoff` $\varepsilon$ of its largest, renormalised. The
+    result's `dual` is NaN (no certificate: the problem is entropic); `stats` holds the sample size, the fit's
+    iterations and the seconds of the fit and of the pass.
+    """
+    if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
+    n, nu = X.shape[0], check_prior(prior, len(prior))
+    reg, rho = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(rho, 'rho', low=0, low_open=True)
+    cutoff = check_scalar(cutoff, 'cutoff', low=0, low_open=True)
+    sample = None if sample is None else check_int(sample, 'sample', low=1)
+    t0, rows = time.perf_counter(), sample_rows(n, sample, seed)
+    Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, rows=rows))
+    _, log = sinkhorn_unbalanced(Cs, b=nu.to(Cs.device, Cs.dtype), reg=reg, rho=rho, log=True)
+    g, t1 = log['g'].to(torch.float64), time.perf_counter()
+    i, j, w, c = zip(*map_row_blocks(_softmax_block, X, chunk_rows, cost_fn, g, reg, n, cutoff))
+    P = sp.csr_array((np.concatenate(w), (np.concatenate(i), np.concatenate(j))), shape=(n, len(nu)))
+    stats = dict(sample=len(rows), n_iter=log['n_iter_total'], fit_s=t1 - t0, plan_s=time.perf_counter() - t1)
+    return SparsePlan(P, g.cpu().numpy(), float(sum(c)), math.nan, stats)
 
 # %% ../nbs/06_chunked.ipynb #87d06656
 @intrinsic

@@ -13,8 +13,8 @@ import torch
 
 from .core import *
 from .baselines import prior_matching, fenchel_prior_matching
-from .transport import solve_ot, project_plan, otter, _check_solver, _solve_ot
-from .chunked import SparsePlan, sparse_ot, smooth_sparse, sparse_argmax
+from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, otter, _check_solver, _solve_ot
+from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, sample_rows, smooth_sparse, sparse_argmax
 from .graph import KNN_METHODS, knn_indices, graph_smooth, neighbour_graph, _adjacency, _knn_options, _knn_search, _smooth
 from .cluster import kmeans, nearest_centres, _kmeans, _kmeans_options
 from .noise import data_driven_defaults
@@ -22,10 +22,10 @@ from .transductive import transclip_zs, zlap, stata
 from .priors import UNKNOWN_RATIO, RatioEstimate, estimate_label_ratio, _label_ratio
 
 # %% auto #0
-__all__ = ['PAPER_DEFAULTS', 'REFERENCE_CODE', 'PRESERVE_PRIOR', 'CHUNKED_ENTRIES', 'BACKENDS', 'GEOMETRY_OPTIONS', 'METHODS',
-           'PRIOR_FREE', 'GeoTTERResult', 'cluster_table', 'fused_cost', 'BlockCost', 'transport', 'smooth_plan',
-           'transport_and_smooth', 'Prepared', 'prepare', 'split_options', 'geotter', 'logit_features',
-           'geotter_chunked', 'geotter_inputs', 'prepare_task', 'geotter_on_task', 'run_method']
+__all__ = ['PAPER_DEFAULTS', 'REFERENCE_CODE', 'CHUNKED_SOLVERS', 'PRESERVE_PRIOR', 'CHUNKED_ENTRIES', 'BACKENDS',
+           'GEOMETRY_OPTIONS', 'METHODS', 'PRIOR_FREE', 'GeoTTERResult', 'cluster_table', 'fused_cost', 'BlockCost',
+           'transport', 'smooth_plan', 'transport_and_smooth', 'Prepared', 'prepare', 'split_options', 'geotter',
+           'logit_features', 'geotter_chunked', 'geotter_inputs', 'prepare_task', 'geotter_on_task', 'run_method']
 
 # %% ../nbs/11_method.ipynb #8b917e3b
 PAPER_DEFAULTS = dict(temperature=0.1, beta=0.3, k=7, alpha=0.3, steps=1, include_self=False, prior_weight=0.0)
@@ -97,18 +97,20 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
               prior,                      # (m,) class prior nu (float64 tensor) or 'uniform'
               *,
               X=None,                     # (n, d) the rows a `BlockCost` reads (numpy, torch or row-chunked dask)
-              solver:str='emd',           # as in `solve_ot`; a `BlockCost` takes 'emd' only
+              solver:str='emd',           # as in `solve_ot`; a `BlockCost` takes 'emd' or 'unbalanced'
               reg:float|None=None, rho:float|None=None, # entropic weight, unbalanced strength (`solve_ot`)
               **kw,                       # `solve_ot` options (e.g. init, log), or `sparse_ot` options (chunk_rows, n_candidates, seed)
              ):                           # dense plan (as `solve_ot` returns it), or a `SparsePlan`
-    r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` on a block cost."
+    r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` (or `sparse_semi_relaxed`) on a block cost."
     if not isinstance(cost, BlockCost): return solve_ot(cost, prior, solver=solver, reg=reg, rho=rho, **kw)
     _check_block(solver, X)
-    return _transport(cost, check_prior(prior, cost.Y.shape[0]), X=X, solver=solver, **kw)
+    return _transport(cost, check_prior(prior, cost.Y.shape[0]), X=X, solver=solver, reg=reg, rho=rho, **kw)
+
+CHUNKED_SOLVERS = ('emd', 'unbalanced')      # exact, and semi-relaxed from a sample of rows (the ratio unknown)
 
 def _check_block(solver:str, X):
     "The errors of a block cost: a solver other than the exact one, no rows to read."
-    if solver != 'emd': raise ValueError(f"solver={solver!r} on a block cost (backend='chunked'); expected solver='emd', the only chunked solver")
+    if solver not in CHUNKED_SOLVERS: raise ValueError(f"solver={solver!r} on a block cost (backend='chunked'); expected one of {CHUNKED_SOLVERS}")
     if X is None: raise ValueError("X is None; a block cost needs the rows it reads (X=)")
 
 def _transport(C,                         # (n, m) checked cost tensor, or a `BlockCost`
@@ -118,7 +120,9 @@ def _transport(C,                         # (n, m) checked cost tensor, or a `Bl
     "`transport` on validated inputs: `_solve_ot` on a dense cost, `sparse_ot` on a block cost; no second check of C and nu."
     if not isinstance(C, BlockCost): return _solve_ot(C, nu, _check_solver(solver, rho), reg=reg, rho=rho, **kw)
     _check_block(solver, X)
-    return sparse_ot(X, C, nu.cpu().numpy(), **kw)
+    if solver == 'emd': return sparse_ot(X, C, nu.cpu().numpy(), **kw)
+    return sparse_semi_relaxed(X, C, nu.cpu().numpy(), reg=DEFAULT_REG if reg is None else reg,
+                               rho=DEFAULT_RHO if rho is None else rho, **kw)
 
 # %% ../nbs/11_method.ipynb #dfcc3e23
 def _neighbour_lists(graph)->bool:
@@ -227,12 +231,13 @@ def _adapt_options(prep, alpha, steps, solver, reg, rho, preserve_prior, prior_w
     mode, ot_kw = _check_options(preserve_prior, solver, reg, rho)
     beta = prep.config['beta'] if beta is None else beta
     if prep.backend == 'chunked':
-        if solver != 'emd': _refuse_chunked('solver', solver, "exact transport only, solver='emd'")
+        if solver not in CHUNKED_SOLVERS: _refuse_chunked('solver', solver, f"its solvers are {CHUNKED_SOLVERS}")
         if mode is not None: _refuse_chunked('preserve_prior', preserve_prior, "it needs the dense plan or cost")
         if isinstance(beta, str) and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
     o = dict(beta=_weight(beta, 'beta', prep._auto_beta), k=k, alpha=_weight(alpha, 'alpha', lambda: 1 / (1 + max(k, 1))),
              steps=check_int(steps, 'steps', low=0), solver=solver, reg=reg, rho=rho, preserve_prior=mode or False,
              prior_weight=check_scalar(prior_weight, 'prior_weight'))
+    if prep.backend == 'chunked' and solver == 'unbalanced': ot_kw = dict(ot_kw, seed=prep.config['seed'])  # the ratio's sample
     return o, mode, ot_kw
 
 # %% ../nbs/11_method.ipynb #db3a98bc
@@ -291,9 +296,15 @@ class Prepared:
     @property
     def ratio(self)->RatioEstimate:
         "The batch's estimated label ratio (`estimate_label_ratio` on the zero-shot logits theta * T / 0.01), computed once."
-        if self.logits is None: _refuse_chunked('prior', None, "estimating the ratio forms (n, m) posteriors; pass a prior, "
-                                                 "e.g. estimate_label_ratio on a sample of the batch")
-        return self._once('ratio', lambda: _label_ratio((self.logits * (self.config['temperature'] / CLIP_TEMPERATURE)).to(torch.float64)))
+        return self._once('ratio', lambda: _label_ratio(self._ratio_logits()))
+
+    def _ratio_logits(self)->torch.Tensor:
+        "float64 theta * T / 0.01 (CLIP's scale) of every row, or (chunked) of the seeded sample `sample_rows(n, seed=seed)`."
+        scale = self.config['temperature'] / CLIP_TEMPERATURE
+        if self.backend == 'dense': return (self.logits * scale).to(torch.float64)
+        rows = torch.as_tensor(sample_rows(self.n, seed=self.config['seed']), device=self.X.device)
+        theta = self.logits[rows] if self.logits is not None else self.X[rows] @ self.Y.T / self.config['temperature']
+        return (theta * scale).to(torch.float64)
 
     def adapt(self,
               prior=None,                    # (m,) target class prior, 'uniform', or None: unknown, estimated (`ratio`)
@@ -331,7 +342,7 @@ class Prepared:
             Propagation steps $L$ (> 1: Multi-GeoTTER).
         solver : {'emd', 'sinkhorn', 'unbalanced'} or None
             Exact transport, entropic, or semi-relaxed entropic (class marginal KL-penalised with strength `rho`);
-            None: 'emd' for a given prior, 'unbalanced' for prior=None. The chunked backend has 'emd' only.
+            None: 'emd' for a given prior, 'unbalanced' for prior=None. The chunked backend has 'emd' and 'unbalanced'.
         reg, rho : float or None
             Entropic weight and class-marginal strength of the entropic solvers (None: the transport defaults, or for
             prior=None those of `UNKNOWN_RATIO` in GeoTTER's cost units).

@@ -104,3 +104,34 @@ def test_chunked_emd_is_exact(n, m, K, chunk, zeros, seed, integer_costs):
     np.testing.assert_allclose(sol.plan.sum(1), np.full(n, 1 / n), atol=1e-12)
     np.testing.assert_allclose(sol.plan.sum(0), nu, atol=1e-12)
     assert sol.plan.min() >= 0
+
+
+@given(n=st.integers(1, 60), m=st.integers(1, 8), chunk=st.integers(1, 70), sample=st.integers(1, 70),
+       zeros=st.integers(0, 3), reg=st.floats(0.01, 1.0), rho=st.floats(0.01, 10.0), seed=st.integers(0, 2**31 - 1))
+def test_semi_relaxed_keeps_the_rows(n, m, chunk, sample, zeros, reg, rho, seed):
+    "Any small problem and sample: rows exactly 1/n, no NaN, nothing on a class of target 0; a full sample is the dense plan."
+    from geotter.chunked import sparse_semi_relaxed, _cost_rows
+    from geotter.entropic import sinkhorn_unbalanced
+    rng = np.random.default_rng(seed)
+    C = rng.random((n, m)) * 5
+    t = rng.dirichlet(np.ones(m)); t[rng.choice(m, min(zeros, m - 1), replace=False)] = 0; t /= t.sum()
+    sol = sparse_semi_relaxed(C, _cost_rows, t, reg=reg, rho=rho, sample=sample, chunk_rows=chunk, seed=seed % 1000)
+    P = sol.plan.toarray()
+    assert np.isfinite(P).all() and P.min() >= 0 and np.isfinite(sol.potentials[t > 0]).all()
+    np.testing.assert_allclose(P.sum(1), np.full(n, 1 / n), rtol=1e-12)
+    assert (P[:, t == 0] == 0).all()
+    assert sol.stats['sample'] == min(n, sample)
+    if sample >= n:
+        ref = np.asarray(sinkhorn_unbalanced(C, b=t, reg=reg, rho=rho), dtype=np.float64)
+        np.testing.assert_allclose(P, ref, atol=1e-6 / n)
+
+
+@pytest.mark.parametrize('kw, name', [(dict(reg=0.0), 'reg'), (dict(rho=-1.0), 'rho'), (dict(rho=float('nan')), 'rho'),
+                                      (dict(cutoff=0.0), 'cutoff'), (dict(sample=0), 'sample'), (dict(sample=2.5), 'sample'), (dict(seed=-1), 'seed'),
+                                      (dict(chunk_rows=0), 'chunk_rows')])
+def test_semi_relaxed_names_a_bad_argument(kw, name):
+    from geotter.chunked import sparse_semi_relaxed, _cost_rows
+    C = np.random.default_rng(0).random((50, 4))
+    args = dict(dict(reg=0.1, rho=1.0, sample=20), **kw)
+    with pytest.raises((ValueError, TypeError), match=rf'^{name}'): sparse_semi_relaxed(C, _cost_rows, np.full(4, 0.25), **args)
+    with pytest.raises(ValueError, match=r'^prior'): sparse_semi_relaxed(C, _cost_rows, None, reg=0.1, rho=1.0)

@@ -151,7 +151,6 @@ def test_adapt_overrides_the_prepared_k(batch, k2):
 
 
 CHUNKED_REFUSED = [(dict(solver='sinkhorn'), r"^solver='sinkhorn' is not available on backend='chunked'"),
-                   (dict(solver='unbalanced', rho=0.5), r"^solver='unbalanced' is not available on backend='chunked'"),
                    (dict(preserve_prior='project'), r"^preserve_prior='project' is not available on backend='chunked'"),
                    (dict(preserve_prior='cost'), r"^preserve_prior='cost' is not available on backend='chunked'"),
                    (dict(beta='auto'), r"^beta='auto' is not available on backend='chunked'")]

@@ -134,8 +134,21 @@ def test_bad_logits_named(bad, match):
 def test_bad_options_named():
     with pytest.raises(ValueError, match=r'^min_count'): estimate_label_ratio(np.zeros((3, 2)), min_count=-1)
     with pytest.raises(ValueError, match=r'^power'): estimate_label_ratio(np.zeros((3, 2)), power=-1)
-    with pytest.raises(ValueError, match=r"^prior=None is not available on backend='chunked'"):
-        prepare(np.eye(3), np.eye(3), backend='chunked').adapt(None, beta=0)
+
+
+def test_chunked_ratio_unknown_beyond_the_sample():
+    "A batch larger than SAMPLE_ROWS on the chunked backend: ratio and class potentials from a sample, every row exact, labels as dense."
+    from geotter.chunked import SAMPLE_ROWS
+    rng = np.random.default_rng(5)
+    n, m, d = SAMPLE_ROWS + 7_000, 6, 8
+    Y = rng.normal(size=(m, d)); y = rng.choice(m, n, p=[.35, .25, .2, .1, .1, 0.])    # one class absent
+    X = Y[y] + 0.9 * rng.normal(size=(n, d))
+    ch, de = (prepare(X, Y, backend=b).adapt(None, steps=0) for b in ('chunked', 'dense'))   # the transport: no smoothing
+    assert ch.ot.stats['sample'] == SAMPLE_ROWS and np.isfinite(ch.plan.data).all()
+    np.testing.assert_allclose(ch.ot_plan.sum(1), np.full(n, 1 / n), rtol=1e-12)
+    assert np.abs(ch.ot_plan.sum(0) - np.asarray(de.ot_plan).sum(0)).sum() < 0.01     # class totals: sampling error only
+    assert np.mean(ch.labels == np.asarray(de.labels)) > 0.99
+    assert np.mean(ch.labels == y) >= np.mean(np.asarray(de.labels) == y) - 0.005
 
 
 def test_squarem_converges_where_plain_em_crawls():
