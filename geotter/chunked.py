@@ -301,7 +301,7 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
                         prior,             # (m,) target t of the soft class marginal
                         *,
                         reg:float,         # entropic weight epsilon (cost units)
-                        rho:float,         # class-marginal strength (cost units), > 0
+                        rho:float,         # class-marginal strength (cost units) in [0, inf], checked by `sinkhorn_unbalanced`
                         sample:int|None=None,   # rows on which g is fitted (None: `SAMPLE_ROWS`)
                         seed:int=0,        # seed of the sample
                         cutoff:float=30.0, # entries kept within cutoff * reg of their row's largest
@@ -317,8 +317,7 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
     """
     if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
     n, nu = X.shape[0], check_prior(prior, len(prior))
-    reg, rho = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(rho, 'rho', low=0, low_open=True)
-    cutoff = check_scalar(cutoff, 'cutoff', low=0, low_open=True)
+    reg, cutoff = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(cutoff, 'cutoff', low=0, low_open=True)
     sample = None if sample is None else check_int(sample, 'sample', low=1)
     t0, rows = time.perf_counter(), sample_rows(n, sample, seed)
     Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, rows=rows))
