@@ -26,6 +26,14 @@ __all__ = ['SAMPLE_ROWS', 'row_blocks', 'map_row_blocks', 'candidate_classes', '
 # %% ../nbs/06_chunked.ipynb #2d2a6836
 def _is_dask(X)->bool: return hasattr(X, 'to_delayed') and hasattr(X, 'chunks')
 
+def _n_rows(X)->int:
+    "The number of rows of `X` (numpy, torch or dask), or one error naming X."
+    shape = getattr(X, 'shape', None)
+    if shape is None or len(shape) < 1:
+        raise InputTypeError(f"X has type {type(X).__name__}; expected a numpy array, torch tensor or row-chunked dask array")
+    if shape[0] == 0: raise ValueError(f"X has shape {tuple(shape)}; expected at least one row")
+    return int(shape[0])
+
 def row_blocks(X,                     # (n, d) numpy array, torch tensor or row-chunked dask array
                chunk_rows:int,        # rows per block (ignored for dask, which has its own chunks)
               )->list:                # [(start, stop)] covering 0..n
@@ -240,7 +248,7 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
              )->SparsePlan:           # certified optimal plan (CSR) and class potentials
     "Exact OT of uniform rows $1/n$ to `prior` with the cost streamed in row blocks, never an n×m matrix."
     if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
-    n, nu = X.shape[0], check_prior(prior, len(prior)).numpy()
+    n, nu = _n_rows(X), check_prior(prior, len(prior)).numpy()
     K = int(check_scalar(n_candidates, 'n_candidates', int, low=1))
     stats = dict(candidates_s=0.0, solve_s=0.0, rescore_s=0.0, rounds=0, paths=0, rescored=0)
     while True:
@@ -283,11 +291,11 @@ def sample_rows(n:int,                # rows in the batch
     if n <= size: return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 
-def _block_cost(block, start, rows, cost_fn): return cost_fn(block, start, rows)
+def _block_cost(block, start, rows, cost_fn): return as_tensor(cost_fn(block, start, rows), name='cost')
 
 def _softmax_block(block, start, rows, cost_fn, g, reg:float, n:int, cutoff:float)->tuple:
     "One block of the semi-relaxed plan: (rows, classes, mass, <plan, C>) of (1/n) softmax_j((g_j - C_ij)/reg), kept within cutoff."
-    C = cost_fn(block, start, rows).to(torch.float64)
+    C = as_tensor(cost_fn(block, start, rows), dtype=torch.float64)
     Z = (g.to(C.device)[None, :] - C) / reg
     Z = Z - Z.amax(dim=1, keepdim=True)
     i, j = torch.nonzero(Z >= -cutoff, as_tuple=True)
@@ -316,7 +324,7 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
     iterations and the seconds of the fit and of the pass.
     """
     if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
-    n, nu = X.shape[0], check_prior(prior, len(prior))
+    n, nu = _n_rows(X), check_prior(prior, len(prior))
     reg, cutoff = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(cutoff, 'cutoff', low=0, low_open=True)
     sample = None if sample is None else check_int(sample, 'sample', low=1)
     t0, rows = time.perf_counter(), sample_rows(n, sample, seed)
