@@ -57,15 +57,25 @@ def map_row_blocks(fn,                # fn(block, start, local_rows, *args) -> r
                    chunk_rows:int,    # rows per block for in-memory X
                    *args,             # further arguments of fn (shared by all blocks)
                    rows=None,         # sorted global row indices to visit (None: all rows)
+                   bar=None,          # a progress bar moved by the rows visited (`geotter.core.progress_bar`)
                   )->list:            # results of the blocks holding at least one visited row, in row order
     "`fn` on every row block of `X` (`local_rows` None for whole blocks); Dask blocks run as Dask tasks."
     blocks = row_blocks(X, chunk_rows)
     loc = [None] * len(blocks) if rows is None else [rows[(rows >= s) & (rows < e)] - s for s, e in blocks]
     todo = [(b, l) for b, l in zip(range(len(blocks)), loc) if l is None or len(l)]
-    if not _is_dask(X): return [fn(X[blocks[b][0]:blocks[b][1]], blocks[b][0], l, *args) for b, l in todo]
+    size = lambda b, l: blocks[b][1] - blocks[b][0] if l is None else len(l)
+    if not _is_dask(X):
+        out = []
+        for b, l in todo: out.append(fn(X[blocks[b][0]:blocks[b][1]], blocks[b][0], l, *args)); advance_bar(bar, size(b, l))
+        return out
     import dask
     parts, shared = X.to_delayed().ravel(), _shared(X, args)
-    return list(dask.compute(*[dask.delayed(fn, pure=False)(parts[b], blocks[b][0], l, *shared) for b, l in todo]))
+    out = list(dask.compute(*[dask.delayed(fn, pure=False)(parts[b], blocks[b][0], l, *shared) for b, l in todo]))
+    advance_bar(bar, sum(size(b, l) for b, l in todo)); return out
+
+def _pass_bar(progress, n:int, m:int, desc:str):
+    "A bar over the n rows of a pass over an n x m block cost: drawn from 2^28 entries (PROGRESS_WORK at 512 multiply-adds an entry, a d = 512 cosine)."
+    return progress_bar(n, show_progress(progress, n * m * 512), desc)
 
 # %% ../nbs/06_chunked.ipynb #7d29e4bc
 def candidate_classes(C:torch.Tensor, # (b, m) cost of a block of rows
@@ -245,6 +255,7 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
               n_candidates:int=16,    # K classes kept per row
               seed:int=0,             # seed of the warm-start subsamples
               max_rounds:int=5,       # certificate rounds before the lists are widened
+              progress:bool|None=None,  # a bar over the candidate pass (None: from 2^28 cost entries)
              )->SparsePlan:           # certified optimal plan (CSR) and class potentials
     "Exact OT of uniform rows $1/n$ to `prior` with the cost streamed in row blocks, never an n×m matrix."
     if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
@@ -253,7 +264,8 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
     stats = dict(candidates_s=0.0, solve_s=0.0, rescore_s=0.0, rounds=0, paths=0, rescored=0)
     while True:
         K = min(K, len(nu)); t0 = time.perf_counter()
-        cls, cst, bound, _ = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, None))
+        with _pass_bar(progress, n, len(nu), f'exact OT: {K} candidate classes per row') as bar:
+            cls, cst, bound, _ = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, None, bar=bar))
         stats['candidates_s'] += time.perf_counter() - t0; stats['n_candidates'] = K
         out = _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats)
         if out is not None or K == len(nu): break
@@ -314,6 +326,7 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
                         seed:int=0,        # seed of the sample
                         cutoff:float=30.0, # entries kept within cutoff * reg of their row's largest
                         chunk_rows:int=32_768,  # rows per block for in-memory X
+                        progress:bool|None=None,  # bars over the fit and the pass (None: from 2^28 cost entries)
                        )->SparsePlan:      # sparse plan (rows exactly 1/n), class potentials g
     r"""Semi-relaxed entropic transport of uniform rows $1/n$ toward `prior`, the cost streamed in row blocks.
 
@@ -328,10 +341,12 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
     reg, cutoff = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(cutoff, 'cutoff', low=0, low_open=True)
     sample = None if sample is None else check_int(sample, 'sample', low=1)
     t0, rows = time.perf_counter(), sample_rows(n, sample, seed)
-    Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, rows=rows))
-    _, log = sinkhorn_unbalanced(Cs, b=nu.to(Cs.device, Cs.dtype), reg=reg, rho=rho, log=True)
+    with _pass_bar(progress, 1, n * len(nu), f'semi-relaxed OT: class potentials from {len(rows)} rows') as bar:
+        Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, rows=rows))
+        _, log = sinkhorn_unbalanced(Cs, b=nu.to(Cs.device, Cs.dtype), reg=reg, rho=rho, log=True); advance_bar(bar, 1)
     g, t1 = log['g'].to(torch.float64), time.perf_counter()
-    i, j, w, c = zip(*map_row_blocks(_softmax_block, X, chunk_rows, cost_fn, g, reg, n, cutoff))
+    with _pass_bar(progress, n, len(nu), 'semi-relaxed OT: rows') as bar:
+        i, j, w, c = zip(*map_row_blocks(_softmax_block, X, chunk_rows, cost_fn, g, reg, n, cutoff, bar=bar))
     P = sp.csr_array((np.concatenate(w), (np.concatenate(i), np.concatenate(j))), shape=(n, len(nu)))
     stats = dict(sample=len(rows), n_iter=log['n_iter_total'], fit_s=t1 - t0, plan_s=time.perf_counter() - t1)
     return SparsePlan(P, g.cpu().numpy(), float(sum(c)), math.nan, stats)

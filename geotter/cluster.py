@@ -18,15 +18,15 @@ __all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEA
            'cluster_cost', 'fuse_costs']
 
 # %% ../nbs/08_cluster.ipynb #7129a3bf
-def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int):
-    "Nearest centre of each row of X, and the squared distance to it, in chunks."
+def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int, bar=None):
+    "Nearest centre of each row of X, and the squared distance to it, in chunks (`bar`: moved by one step in all)."
     chunk = max(1, max_block // max(1, C.shape[0]))
     c2 = (C * C).sum(1)
     idx, d2 = [], []
     for s in range(0, X.shape[0], chunk):
         Xb = X[s:s + chunk]
         v, i = torch.addmm(c2, Xb, C.T, alpha=-2).min(1)          # ||c||^2 - 2<x, c>: same argmin as ||x - c||^2
-        idx.append(i); d2.append((v + (Xb * Xb).sum(1)).clamp_min(0))
+        idx.append(i); d2.append((v + (Xb * Xb).sum(1)).clamp_min(0)); advance_bar(bar, len(Xb) / X.shape[0])
     return torch.cat(idx), torch.cat(d2)
 
 # %% ../nbs/08_cluster.ipynb #bd5a9520
@@ -76,12 +76,12 @@ def _means(X, assign, C, counts=None):
     tot = counts + n_k
     return torch.where(tot[:, None] > 0, (counts[:, None] * C + sums) / tot.clamp_min(1e-300)[:, None], C)
 
-def _lloyd(X, C, max_iter, max_block, counts=None):
-    "Lloyd rounds from centres C (weighing `counts` samples each): (centres, nearest-centre assignment, inertia)."
-    C0, (assign, d2) = C, _sq_dists_argmin(X, C, max_block)
+def _lloyd(X, C, max_iter, max_block, counts=None, bar=None):
+    "Lloyd rounds from centres C (weighing `counts` samples each): (centres, nearest-centre assignment, inertia); `bar`: a step per pass."
+    C0, (assign, d2) = C, _sq_dists_argmin(X, C, max_block, bar)
     for _ in range(max_iter):
         C = _means(X, assign, C if counts is None else C0, counts)
-        new, d2 = _sq_dists_argmin(X, C, max_block)
+        new, d2 = _sq_dists_argmin(X, C, max_block, bar)
         if torch.equal(new, assign): break
         assign = new
     return C, assign, float(d2.sum())
@@ -151,10 +151,15 @@ def _restart(Xt:torch.Tensor, o:dict, s:int):
     rows = _train_rows(Xt.shape[0], o['K'], o['max_train'], rng)
     Xs = Xt if rows is None else Xt[torch.as_tensor(rows, device=Xt.device)]
     C0 = _seeds(Xs, o['K'], o['init'], rng)
-    C, assign, inertia = (_lloyd_faiss(Xs, C0, o['max_iter'], s) if o['method'] == 'faiss'
-                          else _lloyd(Xs, C0, o['max_iter'], o['max_block']))
+    K, d, rounds = o['K'], Xt.shape[1], o['max_iter'] + 1                # Lloyd's passes: the first assignment, then rounds
+    if o['method'] == 'faiss': C, assign, inertia = _lloyd_faiss(Xs, C0, o['max_iter'], s)
+    else:
+        with progress_bar(rounds, show_progress(None, rounds * len(Xs) * K * d), f'k-means: Lloyd rounds, K={K}') as bar:
+            C, assign, inertia = _lloyd(Xs, C0, o['max_iter'], o['max_block'], bar=bar)
     if rows is not None:
-        assign, d2 = _sq_dists_argmin(Xt, C, o['max_block']); inertia = float(d2.sum())
+        with progress_bar(1, show_progress(None, Xt.shape[0] * K * d), f'k-means: nearest of {K} centres') as bar:
+            assign, d2 = _sq_dists_argmin(Xt, C, o['max_block'], bar)
+        inertia = float(d2.sum())
     return inertia, C, assign
 
 # %% ../nbs/08_cluster.ipynb #a1cd7364

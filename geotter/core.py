@@ -13,11 +13,11 @@ import scipy.sparse
 import torch
 
 # %% auto #0
-__all__ = ['Array', 'CLIP_TEMPERATURE', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input', 'check_matrix', 'check_prior',
-           'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool', 'check_choice', 'check_k',
-           'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax',
-           'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'check_labels',
-           'class_prior', 'check_random_state', 'Task']
+__all__ = ['Array', 'CLIP_TEMPERATURE', 'PROGRESS_WORK', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input', 'check_matrix',
+           'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool', 'check_choice',
+           'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits',
+           'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy',
+           'check_labels', 'class_prior', 'check_random_state', 'show_progress', 'progress_bar', 'advance_bar', 'Task']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -319,6 +319,23 @@ def check_random_state(seed)->np.random.Generator:
     if seed is None: seed = 0
     check_scalar(seed, 'seed', numbers.Integral, low=0)
     return np.random.default_rng(int(seed))
+
+# %% ../nbs/00_core.ipynb #c7a18f46
+from tqdm.auto import tqdm
+
+PROGRESS_WORK = 2**37            # passes of more multiply-adds show a progress bar (progress=None)
+
+def show_progress(progress, work:float)->bool:
+    "Whether to show a bar: `progress` if it is given, else whether `work` (multiply-adds) reaches `PROGRESS_WORK`."
+    return work >= PROGRESS_WORK if progress is None else bool(progress)
+
+def progress_bar(total, show:bool, desc:str):
+    "A tqdm bar over `total` steps, drawn only when `show`."
+    return tqdm(total=total, disable=not show, desc=desc, leave=False, unit_scale=True)
+
+def advance_bar(bar, step:float)->None:
+    "Move `bar` by `step`, never past its total (fractional steps add up to a little more in floating point)."
+    if bar is not None: bar.update(max(0.0, min(step, bar.total - bar.n)))
 
 # %% ../nbs/00_core.ipynb #68d0c21e
 from dataclasses import dataclass, field

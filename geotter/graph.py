@@ -14,7 +14,6 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 import torch
-from tqdm.auto import tqdm
 
 from .core import *
 
@@ -46,19 +45,7 @@ def faiss_threads(work:int):
     finally: faiss.omp_set_num_threads(old)
 
 # %% ../nbs/07_graph.ipynb #3853c9f0
-KNN_PROGRESS_WORK = 2**37       # searches of more multiply-adds show a progress bar (progress=None)
-
-def _show(progress, work:float)->bool:
-    "Whether to show a bar: `progress` if it is given, else whether `work` (multiply-adds) reaches KNN_PROGRESS_WORK."
-    return work >= KNN_PROGRESS_WORK if progress is None else bool(progress)
-
-def _bar(total, show:bool, desc:str):
-    "A tqdm bar over `total` steps, drawn only when `show`."
-    return tqdm(total=total, disable=not show, desc=desc, leave=False, unit_scale=True)
-
-def _advance(bar, step:float)->None:
-    "Move `bar` by `step`, never past its total (fractional steps add up to a little more in floating point)."
-    if bar is not None: bar.update(max(0.0, min(step, bar.total - bar.n)))
+KNN_PROGRESS_WORK = PROGRESS_WORK   # searches of more multiply-adds show a progress bar (progress=None): the package's threshold
 
 # %% ../nbs/07_graph.ipynb #e90e5fff
 def _merge_topk(v, i, new_v, new_i, k:int):
@@ -85,7 +72,7 @@ def _topk_torch(Xn:torch.Tensor, k:int, include_self:bool, max_block:int, bar=No
             if t > s:
                 top = S.topk(min(k, S.shape[0]), dim=0)
                 V[t:t + b], I[t:t + b] = _merge_topk(V[t:t + b], I[t:t + b], top.values.T, top.indices.T + s, k)
-        _advance(bar, min(b, n - s) * (n - s) / work)
+        advance_bar(bar, min(b, n - s) * (n - s) / work)
     return I
 
 # %% ../nbs/07_graph.ipynb #0228a0ce
@@ -103,7 +90,7 @@ def _faiss_index(faiss, A:np.ndarray, method:str, ef_search:int, c:int):
 def _faiss_candidates(index, A:np.ndarray, c:int, device, show:bool=False)->tuple:
     "(n, c) float32 similarities and indices of candidate neighbours of the rows `A` in a filled faiss index (-1: none)."
     D, I, step = np.empty((len(A), c), np.float32), np.empty((len(A), c), np.int64), max(1, -(-len(A) // 100))
-    with faiss_threads(len(A) ** 2 * A.shape[1]), _bar(len(A), show, 'k-NN: faiss search') as bar:
+    with faiss_threads(len(A) ** 2 * A.shape[1]), progress_bar(len(A), show, 'k-NN: faiss search') as bar:
         for s in range(0, len(A), step):
             D[s:s + step], I[s:s + step] = index.search(A[s:s + step], c)
             bar.update(len(D[s:s + step]))
@@ -263,7 +250,7 @@ def _ivf_scan(Xn:torch.Tensor, probes:torch.Tensor, lo:int, hi:int, V:torch.Tens
         bi = torch.zeros((cells.numel(), k), dtype=torch.int64, device=Xn.device)
         for c in range(L):
             if count[c] and size[c]: _scan_cell(Xn, members[start[c]:start[c] + size[c]], slots[first[c]:first[c] + count[c]], cells.shape[1], a == 0, bv, bi)
-            _advance(bar, cells.shape[1] / (hi - lo))           # one cell of L per rank
+            advance_bar(bar, cells.shape[1] / (hi - lo))           # one cell of L per rank
         for s in range(0, n, 2**16):
             V[s:s + 2**16], I[s:s + 2**16] = _merge_topk(V[s:s + 2**16], I[s:s + 2**16], bv.view(n, -1)[s:s + 2**16], bi.view(n, -1)[s:s + 2**16], k)
 
@@ -282,11 +269,11 @@ def _ivf_search(Xn:torch.Tensor, k:int, include_self:bool, nprobe, min_recall:fl
     exact = _exact_rows(Xn, rows, k, include_self)
     C, p, curve, low = _ivf_plan(Xn, rows, exact[1][:, int(include_self):], include_self / k, nprobe, min_recall, max_block, check_random_state(1))
     L, P, lo = C.shape[0], _max_probe(n, C.shape[0], nprobe), 0
-    show = _show(progress, n * (L + p * n / L) * Xn.shape[1])
+    show = show_progress(progress, n * (L + p * n / L) * Xn.shape[1])
     V, I = torch.full((n, ko), -torch.inf, dtype=Xn.dtype, device=Xn.device), torch.zeros((n, ko), dtype=torch.int64, device=Xn.device)
     while True:
-        with _bar(n, show, f'k-NN: ranking {L} cells') as bar: probes = _top_cells(Xn, C, p, max_block, bar).to(torch.int32)
-        with _bar(L, show, f'k-NN: {p} of {L} cells per row') as bar: _ivf_scan(Xn, probes, lo, p, V, I, bar)
+        with progress_bar(n, show, f'k-NN: ranking {L} cells') as bar: probes = _top_cells(Xn, C, p, max_block, bar).to(torch.int32)
+        with progress_bar(L, show, f'k-NN: {p} of {L} cells per row') as bar: _ivf_scan(Xn, probes, lo, p, V, I, bar)
         idx = _lists(I, V, include_self)
         recall = _hits(Xn, rows, idx, exact, include_self)
         if recall >= min_recall or p == P: return idx, recall, dict(cells=L, nprobe=p)
@@ -368,10 +355,10 @@ def _run(Xt:torch.Tensor, k:int, include_self:bool, engine:str, o:dict, unit:boo
     "(lists, recall, settings) of one engine on checked rows `Xt` (`unit`: already unit-norm, used as they are) and options `o`."
     if engine == 'ivf':
         return _ivf_search(Xt if unit else unit_rows(Xt), k, include_self, o['nprobe'], o['min_recall'], o['recall_sample'], o['max_block'], o['progress'])
-    Xn, show = Xt if unit else l2_normalize(Xt, 'X'), _show(o['progress'], Xt.shape[0] ** 2 * Xt.shape[1] / 2)
+    Xn, show = Xt if unit else l2_normalize(Xt, 'X'), show_progress(o['progress'], Xt.shape[0] ** 2 * Xt.shape[1] / 2)
     if engine != 'torch':
         return _faiss_search(Xn, k, include_self, engine, o['ef_search'], o['min_recall'], o['recall_sample'], o['max_block'], show)
-    with _bar(1, show, 'k-NN: exact search') as bar: return _topk_torch(Xn, k, include_self, o['max_block'], bar), 1.0, {}
+    with progress_bar(1, show, 'k-NN: exact search') as bar: return _topk_torch(Xn, k, include_self, o['max_block'], bar), 1.0, {}
 
 # %% ../nbs/07_graph.ipynb #ccbefe3c
 def _knn_search(Xt:torch.Tensor,      # (n, d) checked rows

@@ -135,3 +135,22 @@ def test_semi_relaxed_names_a_bad_argument(kw, name):
     args = dict(dict(reg=0.1, rho=1.0, sample=20), **kw)
     with pytest.raises((ValueError, TypeError), match=rf'^{name}'): sparse_semi_relaxed(C, _cost_rows, np.full(4, 0.25), **args)
     with pytest.raises(ValueError, match=r'^prior'): sparse_semi_relaxed(C, _cost_rows, None, reg=0.1, rho=1.0)
+
+
+def test_long_passes_draw_bars(capsys, monkeypatch):
+    "The chunked passes and k-means rounds draw a bar when asked or when their work reaches PROGRESS_WORK; small runs print nothing."
+    import geotter.core
+    from geotter.chunked import sparse_ot, sparse_semi_relaxed, _cost_rows
+    rng = np.random.default_rng(0)
+    C, t = rng.random((300, 5)), np.full(5, 0.2)
+    sparse_semi_relaxed(C, _cost_rows, t, reg=0.1, rho=1.0); sparse_ot(C, _cost_rows, t); kmeans(C, 4)
+    assert capsys.readouterr().err == ''
+    sparse_semi_relaxed(C, _cost_rows, t, reg=0.1, rho=1.0, sample=100, progress=True)
+    sparse_ot(C, _cost_rows, t, progress=True)
+    err = capsys.readouterr().err
+    assert 'semi-relaxed OT: class potentials from 100 rows' in err and 'semi-relaxed OT: rows' in err
+    assert 'exact OT: 5 candidate classes per row' in err
+    monkeypatch.setattr(geotter.core, 'PROGRESS_WORK', 0)          # every pass is long now
+    kmeans(C, 4, max_train=50, method='torch')                       # faiss runs its own rounds
+    err = capsys.readouterr().err
+    assert 'k-means: Lloyd rounds, K=4' in err and 'k-means: nearest of 4 centres' in err
