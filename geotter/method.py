@@ -99,7 +99,7 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
               X=None,                     # (n, d) the rows a `BlockCost` reads (numpy, torch or row-chunked dask)
               solver:str='emd',           # as in `solve_ot`; a `BlockCost` takes 'emd' or 'unbalanced'
               reg:float|None=None, rho:float|None=None, # entropic weight, unbalanced strength (`solve_ot`)
-              **kw,                       # `solve_ot` options (e.g. init, log), or `sparse_ot` options (chunk_rows, n_candidates, seed)
+              **kw,                       # `solve_ot` options (e.g. init, log), or those of `sparse_ot` / `sparse_semi_relaxed` (chunk_rows, seed, ...)
              ):                           # dense plan (as `solve_ot` returns it), or a `SparsePlan`
     r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` (or `sparse_semi_relaxed`) on a block cost."
     if not isinstance(cost, BlockCost): return solve_ot(cost, prior, solver=solver, reg=reg, rho=rho, **kw)
@@ -109,7 +109,7 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
 CHUNKED_SOLVERS = ('emd', 'unbalanced')      # exact, and semi-relaxed from a sample of rows (the ratio unknown)
 
 def _check_block(solver:str, X):
-    "The errors of a block cost: a solver other than the exact one, no rows to read."
+    "The errors of a block cost: a solver the chunked backend lacks, no rows to read."
     if solver not in CHUNKED_SOLVERS: raise ValueError(f"solver={solver!r} on a block cost (backend='chunked'); expected one of {CHUNKED_SOLVERS}")
     if X is None: raise ValueError("X is None; a block cost needs the rows it reads (X=)")
 
@@ -117,7 +117,7 @@ def _transport(C,                         # (n, m) checked cost tensor, or a `Bl
                nu:torch.Tensor,           # (m,) checked prior on C's device
                *, X=None, solver:str='emd', reg:float|None=None, rho:float|None=None, **kw, # as in `transport`
               ):                          # dense plan tensor, or a `SparsePlan`
-    "`transport` on validated inputs: `_solve_ot` on a dense cost, `sparse_ot` on a block cost; no second check of C and nu."
+    "`transport` on validated inputs: `_solve_ot` on a dense cost, `sparse_ot` or `sparse_semi_relaxed` on a block cost; no second check of C and nu."
     if not isinstance(C, BlockCost): return _solve_ot(C, nu, _check_solver(solver, rho), reg=reg, rho=rho, **kw)
     _check_block(solver, X)
     if solver == 'emd': return sparse_ot(X, C, nu.cpu().numpy(), **kw)
@@ -295,7 +295,7 @@ class Prepared:
 
     @property
     def ratio(self)->RatioEstimate:
-        "The batch's estimated label ratio (`estimate_label_ratio` on the zero-shot logits theta * T / 0.01), computed once."
+        "The batch's estimated label ratio (`estimate_label_ratio` on the zero-shot logits theta * T / 0.01; chunked: of `sample_rows`), computed once."
         return self._once('ratio', lambda: _label_ratio(self._ratio_logits()))
 
     def _ratio_logits(self)->torch.Tensor:
