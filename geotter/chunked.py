@@ -73,9 +73,9 @@ def map_row_blocks(fn,                # fn(block, start, local_rows, *args) -> r
     out = list(dask.compute(*[dask.delayed(fn, pure=False)(parts[b], blocks[b][0], l, *shared) for b, l in todo]))
     advance_bar(bar, sum(size(b, l) for b, l in todo)); return out
 
-def _pass_bar(progress, n:int, m:int, desc:str):
-    "A bar over the n rows of a pass over an n x m block cost: drawn from 2^28 entries (PROGRESS_WORK at 512 multiply-adds an entry, a d = 512 cosine)."
-    return progress_bar(n, show_progress(progress, n * m * 512), desc)
+def _pass_bar(progress, entries:int, total:int, desc:str):
+    "A bar of `total` steps for work on a block cost of `entries` entries: drawn from 2^28 (PROGRESS_WORK at 512 multiply-adds an entry, a d = 512 cosine)."
+    return progress_bar(total, show_progress(progress, entries * 512), desc)
 
 # %% ../nbs/06_chunked.ipynb #7d29e4bc
 def candidate_classes(C:torch.Tensor, # (b, m) cost of a block of rows
@@ -264,7 +264,7 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
     stats = dict(candidates_s=0.0, solve_s=0.0, rescore_s=0.0, rounds=0, paths=0, rescored=0)
     while True:
         K = min(K, len(nu)); t0 = time.perf_counter()
-        with _pass_bar(progress, n, len(nu), f'exact OT: {K} candidate classes per row') as bar:
+        with _pass_bar(progress, n * len(nu), n, f'exact OT: {K} candidate classes per row') as bar:
             cls, cst, bound, _ = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, None, bar=bar))
         stats['candidates_s'] += time.perf_counter() - t0; stats['n_candidates'] = K
         out = _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats)
@@ -307,7 +307,7 @@ def _block_cost(block, start, rows, cost_fn): return as_tensor(cost_fn(block, st
 
 def _softmax_block(block, start, rows, cost_fn, g, reg:float, n:int, cutoff:float)->tuple:
     "One block of the semi-relaxed plan: (rows, classes, mass, <plan, C>) of (1/n) softmax_j((g_j - C_ij)/reg), kept within cutoff."
-    C = as_tensor(cost_fn(block, start, rows), dtype=torch.float64)
+    C = _block_cost(block, start, rows, cost_fn).to(torch.float64)
     Z = (g.to(C.device)[None, :] - C) / reg
     Z = Z - Z.amax(dim=1, keepdim=True)
     i, j = torch.nonzero(Z >= -cutoff, as_tuple=True)
@@ -341,11 +341,11 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
     reg, cutoff = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(cutoff, 'cutoff', low=0, low_open=True)
     sample = None if sample is None else check_int(sample, 'sample', low=1)
     t0, rows = time.perf_counter(), sample_rows(n, sample, seed)
-    with _pass_bar(progress, 1, n * len(nu), f'semi-relaxed OT: class potentials from {len(rows)} rows') as bar:
+    with _pass_bar(progress, n * len(nu), 1, f'semi-relaxed OT: class potentials from {len(rows)} rows') as bar:
         Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, rows=rows))
         _, log = sinkhorn_unbalanced(Cs, b=nu.to(Cs.device, Cs.dtype), reg=reg, rho=rho, log=True); advance_bar(bar, 1)
     g, t1 = log['g'].to(torch.float64), time.perf_counter()
-    with _pass_bar(progress, n, len(nu), 'semi-relaxed OT: rows') as bar:
+    with _pass_bar(progress, n * len(nu), n, 'semi-relaxed OT: rows') as bar:
         i, j, w, c = zip(*map_row_blocks(_softmax_block, X, chunk_rows, cost_fn, g, reg, n, cutoff, bar=bar))
     P = sp.csr_array((np.concatenate(w), (np.concatenate(i), np.concatenate(j))), shape=(n, len(nu)))
     stats = dict(sample=len(rows), n_iter=log['n_iter_total'], fit_s=t1 - t0, plan_s=time.perf_counter() - t1)
