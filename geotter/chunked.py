@@ -224,15 +224,15 @@ class SparsePlan:
     def gap(self)->float: return self.objective - self.dual
 
 # %% ../nbs/06_chunked.ipynb #bb54c159
-def _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats):
-    "Candidate solves and certificate rounds: (plan entries with costs, potentials, row values), or None (widen the lists)."
+def _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats, bar=None):
+    "Candidate solves and certificate rounds: (plan entries with costs, potentials, row values), or None (widen the lists); `bar`: a step per round."
     n, m = cls.shape[0], len(nu)
     ref, refs, v = np.zeros(n, np.int64), [np.zeros(m)], None
     ctol = 1e-9 * max(1.0, float(np.abs(cst).max()))
     for _ in range(max_rounds):
         t0 = time.perf_counter()
         es, cl, ex, ce, v, naug, status = candidate_ot(cls, cst, nu, v, seed)
-        stats['solve_s'] += time.perf_counter() - t0; stats['paths'] += naug; stats['rounds'] += 1
+        stats['solve_s'] += time.perf_counter() - t0; stats['paths'] += naug; stats['rounds'] += 1; advance_bar(bar, 1)
         if status != 0: return None
         u, plan = _row_values(cls, cst, v), (es, cl, ex, ce)
         bad = np.flatnonzero(_bound_slack(cls, bound, ref, refs, v, u) < ctol)
@@ -255,7 +255,7 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
               n_candidates:int=16,    # K classes kept per row
               seed:int=0,             # seed of the warm-start subsamples
               max_rounds:int=5,       # certificate rounds before the lists are widened
-              progress:bool|None=None,  # a bar over the candidate pass (None: from 2^28 cost entries)
+              progress:bool|None=None,  # bars over the candidate pass and the rounds (None: from 2^28 cost entries)
              )->SparsePlan:           # certified optimal plan (CSR) and class potentials
     "Exact OT of uniform rows $1/n$ to `prior` with the cost streamed in row blocks, never an n×m matrix."
     if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
@@ -267,7 +267,8 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
         with _pass_bar(progress, n * len(nu), n, f'exact OT: {K} candidate classes per row') as bar:
             cls, cst, bound, _ = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, None, bar=bar))
         stats['candidates_s'] += time.perf_counter() - t0; stats['n_candidates'] = K
-        out = _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats)
+        with _pass_bar(progress, n * len(nu), max_rounds, f'exact OT: shortest paths, at most {max_rounds} certificate rounds') as bar:
+            out = _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats, bar)
         if out is not None or K == len(nu): break
         K *= 4
     if out is None: raise RuntimeError("the chunked exact solver found no feasible plan; check the prior and the cost")

@@ -149,7 +149,7 @@ def test_long_passes_draw_bars(capsys, monkeypatch):
     sparse_ot(C, _cost_rows, t, progress=True)
     err = capsys.readouterr().err
     assert 'semi-relaxed OT: class potentials from 100 rows' in err and 'semi-relaxed OT: rows' in err
-    assert 'exact OT: 5 candidate classes per row' in err
+    assert 'exact OT: 5 candidate classes per row' in err and 'exact OT: shortest paths, at most 5 certificate rounds' in err
     monkeypatch.setattr(geotter.core, 'PROGRESS_WORK', 0)          # every pass is long now
     kmeans(C, 4, max_train=50, method='torch')                       # faiss runs its own rounds
     err = capsys.readouterr().err
