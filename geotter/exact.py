@@ -215,11 +215,13 @@ def _seats(s:np.ndarray)->np.ndarray:
     S[np.argsort(-(s - S), kind='stable')[:max(n - S.sum(), 0)]] += 1
     return S
 
-def _eps_schedule(r:float, start:float=100.0, theta:float=20.0, final:float=1e-9)->np.ndarray:
-    "Auction epsilons: cost range `r` / start, divided by theta per phase, down to final * range."
+def _eps_schedule(r:float, scale:float=0.0, start:float=100.0, theta:float=20.0, final:float=1e-9)->np.ndarray:
+    """Auction epsilons: cost range `r` / start, divided by theta per phase, down to final * range, and never below 64
+    units in the last place of the costs' magnitude `scale`: a smaller raise is lost in the bids' values, and two tied
+    bidders would outbid each other forever (costs near 1e20 with a range of 1, say)."""
     r = r or 1.0
     k = int(np.ceil(np.log(1 / (start * final)) / np.log(theta)))
-    return np.maximum(r / start / theta ** np.arange(k + 1), r * final)
+    return np.maximum(r / start / theta ** np.arange(k + 1), max(r * final, 64 * np.spacing(float(scale))))
 
 # %% ../nbs/02_exact.ipynb #5ccf5b50
 @_njit
@@ -233,10 +235,10 @@ def _item_values(indptr, cls, cst, sg, p):
             if val < u[i]: u[i] = val
     return u
 
-def _start_potentials(indptr, cst, sg, s, units, K, r)->np.ndarray:
-    "Node potentials v from the auction on a dense cost (every item lists all k nodes, `units` items per unit of mass)."
+def _start_potentials(indptr, cst, sg, s, units, K, r, scale:float=0.0)->np.ndarray:
+    "Node potentials v from the auction on a dense cost (every item lists all k nodes, `units` items per unit of mass; r, scale: its range and magnitude)."
     k = len(s); S = _seats(s * units)
-    p, _ = _auction(indptr, _ALL, cst, sg, S, _eps_schedule(r), K)
+    p, _ = _auction(indptr, _ALL, cst, sg, S, _eps_schedule(r, scale), K)
     rest = np.flatnonzero(S == 0)
     if len(rest):
         u = _item_values(indptr, _ALL, cst, sg, p)
@@ -571,7 +573,7 @@ def _emd_fast(C:np.ndarray,    # (n, m) float64 cost, C-contiguous
     lo, hi = sorted((sg * float(X.min()), sg * float(X.max()))); scale = max(abs(hi), abs(lo)) or 1.0
     indptr, cst = np.arange(N + 1, dtype=np.int64) * k, _frozen(X.reshape(-1))
     auction = start == 'auction' or (start == 'auto' and _auction_pays(N, k))
-    v = _start_potentials(indptr, cst, sg, s, N / x.sum(), K, hi - lo) if auction else np.zeros(k)
+    v = _start_potentials(indptr, cst, sg, s, N / x.sum(), K, hi - lo, scale) if auction else np.zeros(k)
     es, eq, ec, ex, v, naug, status = _ssp(indptr, _ALL, cst, sg, x, s, v, 1e-13 * max(1.0, x.sum()), 1e-13 * scale, 20 * (N + k))
     if status != 0: return None
     u, worst = _certify(indptr, _ALL, cst, float(sg), es, eq, ec, ex, v)
