@@ -233,6 +233,17 @@ def kmeans(X,                         # (n, d) embeddings (re-normalized to unit
     C, assign = _kmeans(unit_rows(Xt) if Xt.shape[0] > KMEANS_MIN_TRAIN else l2_normalize(Xt, 'X'), o)   # large unit rows: no copy
     return like_input(C, X), like_input(assign, X)
 
+# %% ../nbs/08_cluster.ipynb #745b1c82
+def _centre_cost(C:torch.Tensor,     # (K, d) centres, any norm
+                 Yn:torch.Tensor,    # (m, d) unit class embeddings
+                )->torch.Tensor:     # (K, m) 1 - cos(c_k, y_j)
+    "Cosine cost of each centre to each class; a centre at the origin (its points cancel out) costs 1 for every class."
+    zero = (C == 0).all(dim=1)
+    if not zero.any(): return 1 - l2_normalize(C, 'centres') @ Yn.T
+    U = torch.zeros_like(C)
+    if not zero.all(): U[~zero] = l2_normalize(C[~zero], 'centres')
+    return 1 - U @ Yn.T
+
 # %% ../nbs/08_cluster.ipynb #fa748ddb
 def cluster_cost(X,                   # (n, d) sample embeddings
                  Y,                   # (m, d) class embeddings
@@ -244,7 +255,7 @@ def cluster_cost(X,                   # (n, d) sample embeddings
     Xn, Yn = check_embeddings(X, Y)
     K = Yn.shape[0] if n_clusters is None else n_clusters
     C, z = kmeans(Xn, K, seed=seed, **kwargs)
-    return like_input(cosine_cost(C, Yn)[z], X)
+    return like_input(_centre_cost(C, Yn)[z], X)
 
 # %% ../nbs/08_cluster.ipynb #98e7bca7
 def fuse_costs(C,                     # (n, m) OT cost

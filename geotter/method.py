@@ -16,7 +16,7 @@ from .baselines import prior_matching, fenchel_prior_matching
 from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, otter, _check_solver, _solve_ot
 from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, sample_rows, smooth_sparse, sparse_argmax
 from .graph import KNN_METHODS, knn_indices, graph_smooth, neighbour_graph, _adjacency, _knn_options, _knn_search, _smooth
-from .cluster import kmeans, nearest_centres, _kmeans, _kmeans_options
+from .cluster import kmeans, nearest_centres, _kmeans, _kmeans_options, _centre_cost
 from .noise import data_driven_defaults
 from .transductive import transclip_zs, zlap, stata
 from .priors import UNKNOWN_RATIO, RatioEstimate, estimate_label_ratio, _label_ratio
@@ -56,8 +56,8 @@ class GeoTTERResult:
 def cluster_table(centres:torch.Tensor,   # (K, d) k-means centres (any norm)
                   Y:torch.Tensor,         # (m, d) unit class embeddings
                  )->torch.Tensor:         # (K, m) 1 - cos(c_k, y_j)
-    r"The cluster cost of each centre, $C^{\text{cluster}}_{kj}=1-\cos(c_k,y_j)$, on validated tensors (unit `Y`)."
-    return 1 - l2_normalize(centres.to(Y), 'centres') @ Y.T
+    r"The cluster cost of each centre, $C^{\text{cluster}}_{kj}=1-\cos(c_k,y_j)$, on validated tensors (unit `Y`; a centre at the origin costs 1)."
+    return _centre_cost(centres.to(Y), Y)
 
 def fused_cost(theta:torch.Tensor,        # (b, m) logits of the OT cost for a block of rows
                beta:float=0.0,            # weight of the cluster cost, in [0, 1]
