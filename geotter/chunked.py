@@ -34,6 +34,12 @@ def _n_rows(X)->int:
     if shape[0] == 0: raise ValueError(f"X has shape {tuple(shape)}; expected at least one row")
     return int(shape[0])
 
+def _check_target(prior)->torch.Tensor:
+    "`prior` as a checked (m,) vector of class weights: the chunked solvers need the weights (not None, 'uniform' or a scalar)."
+    if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
+    if np.ndim(prior) != 1: raise ValueError(f"prior has shape {np.shape(prior)}; expected an (m,) array of class weights")
+    return check_prior(prior, len(prior))
+
 def row_blocks(X,                     # (n, d) numpy array, torch tensor or row-chunked dask array
                chunk_rows:int,        # rows per block (ignored for dask, which has its own chunks)
               )->list:                # [(start, stop)] covering 0..n
@@ -180,9 +186,17 @@ def _bound_slack(cls, bound, ref, refs, v, u)->np.ndarray:
             slack[rows] = bound[rows] - _max_outside(cls, rows, np.argsort(-w, kind='stable'), w) - u[rows]
     return slack
 
-def _block_candidates(block, start, rows, cost_fn, K, w):
+def _block_cost(block, start, rows, cost_fn, m:int)->torch.Tensor:
+    "`cost_fn`'s cost of one block (all its rows, or the local `rows`), checked: one finite row per row asked, m columns."
+    C = as_tensor(cost_fn(block, start, rows), name='cost')
+    want, span = (len(block) if rows is None else len(rows), m), f"rows {start}..{start + len(block) - 1}"
+    if tuple(C.shape) != want: raise ValueError(f"cost_fn returned shape {tuple(C.shape)} for {span}; expected {want}")
+    if not torch.isfinite(C).all(): raise ValueError(f"cost_fn returned NaN or infinite costs for {span}")
+    return C
+
+def _block_candidates(block, start, rows, cost_fn, K, w, m):
     "Candidate lists of the rows of one block (all of them, or the local `rows`)."
-    return candidate_classes(cost_fn(block, start, rows), K, w)
+    return candidate_classes(_block_cost(block, start, rows, cost_fn, m), K, w)
 
 def _concat(parts)->list: return [np.concatenate(a) for a in zip(*parts)]
 
@@ -238,7 +252,7 @@ def _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_roun
         bad = np.flatnonzero(_bound_slack(cls, bound, ref, refs, v, u) < ctol)
         if not len(bad): return plan, v, u
         t0 = time.perf_counter()
-        ncls, ncst, nbound, best = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, v.copy(), rows=bad))
+        ncls, ncst, nbound, best = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, v.copy(), m, rows=bad))
         stats['rescore_s'] += time.perf_counter() - t0; stats['rescored'] += len(bad)
         improves = best < u[bad] - ctol
         u = u.copy(); u[bad] = np.minimum(best, u[bad])
@@ -258,14 +272,13 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
               progress:bool|None=None,  # bars over the candidate pass and the rounds (None: from 2^28 cost entries)
              )->SparsePlan:           # certified optimal plan (CSR) and class potentials
     "Exact OT of uniform rows $1/n$ to `prior` with the cost streamed in row blocks, never an n×m matrix."
-    if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
-    n, nu = _n_rows(X), check_prior(prior, len(prior)).numpy()
-    K = int(check_scalar(n_candidates, 'n_candidates', int, low=1))
+    n, nu, progress = _n_rows(X), _check_target(prior).numpy(), check_progress(progress)
+    K, max_rounds = int(check_scalar(n_candidates, 'n_candidates', int, low=1)), check_int(max_rounds, 'max_rounds', low=1)
     stats = dict(candidates_s=0.0, solve_s=0.0, rescore_s=0.0, rounds=0, paths=0, rescored=0)
     while True:
         K = min(K, len(nu)); t0 = time.perf_counter()
         with _pass_bar(progress, n * len(nu), n, f'exact OT: {K} candidate classes per row') as bar:
-            cls, cst, bound, _ = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, None, bar=bar))
+            cls, cst, bound, _ = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, None, len(nu), bar=bar))
         stats['candidates_s'] += time.perf_counter() - t0; stats['n_candidates'] = K
         with _pass_bar(progress, n * len(nu), max_rounds, f'exact OT: shortest paths, at most {max_rounds} certificate rounds') as bar:
             out = _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats, bar)
@@ -297,18 +310,16 @@ SAMPLE_ROWS = 2**15      # rows of a chunked batch on which its class potentials
 
 def sample_rows(n:int,                # rows in the batch
                 size:int|None=None,   # rows in the sample (None: `SAMPLE_ROWS`)
-                seed:int=0,           # seed of the draw
+                seed:int|None=0,      # seed of the draw (None: 0)
                )->np.ndarray:         # sorted row indices, without repetition
     "A seeded sample of `size` of the `n` rows (every row when n <= size), sorted."
-    size, seed = SAMPLE_ROWS if size is None else check_int(size, 'size', low=1), check_int(seed, 'seed', low=0)
+    size, seed = SAMPLE_ROWS if size is None else check_int(size, 'size', low=1), 0 if seed is None else check_int(seed, 'seed', low=0)
     if n <= size: return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 
-def _block_cost(block, start, rows, cost_fn): return as_tensor(cost_fn(block, start, rows), name='cost')
-
 def _softmax_block(block, start, rows, cost_fn, g, reg:float, n:int, cutoff:float)->tuple:
     "One block of the semi-relaxed plan: (rows, classes, mass, <plan, C>) of (1/n) softmax_j((g_j - C_ij)/reg), kept within cutoff."
-    C = _block_cost(block, start, rows, cost_fn).to(torch.float64)
+    C = _block_cost(block, start, rows, cost_fn, len(g)).to(torch.float64)
     Z = (g.to(C.device)[None, :] - C) / reg
     Z = Z - Z.amax(dim=1, keepdim=True)
     i, j = torch.nonzero(Z >= -cutoff, as_tuple=True)
@@ -337,13 +348,12 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
     result's `dual` is NaN (no certificate: the problem is entropic); `stats` holds the sample size, the fit's
     iterations and the seconds of the fit and of the pass.
     """
-    if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
-    n, nu = _n_rows(X), check_prior(prior, len(prior))
+    n, nu, progress = _n_rows(X), _check_target(prior), check_progress(progress)
     reg, cutoff = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(cutoff, 'cutoff', low=0, low_open=True)
     sample = None if sample is None else check_int(sample, 'sample', low=1)
     t0, rows = time.perf_counter(), sample_rows(n, sample, seed)
     with _pass_bar(progress, n * len(nu), 1, f'semi-relaxed OT: class potentials from {len(rows)} rows') as bar:
-        Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, rows=rows))
+        Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, len(nu), rows=rows))
         _, log = sinkhorn_unbalanced(Cs, b=nu.to(Cs.device, Cs.dtype), reg=reg, rho=rho, log=True); advance_bar(bar, 1)
     g, t1 = log['g'].to(torch.float64), time.perf_counter()
     with _pass_bar(progress, n * len(nu), n, 'semi-relaxed OT: rows') as bar:

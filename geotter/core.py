@@ -17,7 +17,8 @@ __all__ = ['Array', 'CLIP_TEMPERATURE', 'PROGRESS_WORK', 'InputTypeError', 'is_t
            'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool', 'check_choice',
            'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits',
            'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy',
-           'check_labels', 'class_prior', 'check_random_state', 'show_progress', 'progress_bar', 'advance_bar', 'Task']
+           'check_labels', 'class_prior', 'check_random_state', 'check_progress', 'show_progress', 'progress_bar',
+           'advance_bar', 'Task']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -324,6 +325,10 @@ def check_random_state(seed)->np.random.Generator:
 from tqdm.auto import tqdm
 
 PROGRESS_WORK = 2**37            # passes of more multiply-adds show a progress bar (progress=None)
+
+def check_progress(progress)->bool|None:
+    "`progress` as True, False or None (a bar when the work is long); anything else, even 'no' or 0, raises `InputTypeError`."
+    return None if progress is None else check_bool(progress, 'progress')
 
 def show_progress(progress, work:float)->bool:
     "Whether to show a bar: `progress` if it is given, else whether `work` (multiply-adds) reaches `PROGRESS_WORK`."

@@ -183,6 +183,9 @@ def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, 
         done = res['total']
         res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, None, (res['f'], res['g']), torch.float64)
         res['total'] += done                                     # the iterations of both attempts
+    if not torch.isfinite(res['P']).all():
+        raise ValueError(f"{name}: reg={reg:g} is out of the range at which this cost can be solved (the potentials overflow "
+                         f"and the plan would be NaN); choose reg near the spread of the cost's rows (0.1 nats for logits)")
     if not res['merr'] <= tol:
         warnings.warn(f"{name} did not converge: the plan's marginals are off by {res['merr']:.3g} (L1) > tol={tol:g} "
                       f"after max_iter={max_iter} iterations at reg={reg:g}; increase max_iter or reg")

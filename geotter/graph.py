@@ -346,10 +346,9 @@ class KNNSearch(NamedTuple):
 # %% ../nbs/07_graph.ipynb #80bdb16e
 def _knn_options(max_block=2**24, ef_search=64, nprobe=None, recall_sample=1000, min_recall=KNN_MIN_RECALL, progress=None)->dict:
     "The search options, checked (the defaults are `knn_search`'s)."
-    if not (progress is None or isinstance(progress, (bool, np.bool_))): raise TypeError(f"progress={progress!r}; expected True, False or None")
     return dict(max_block=check_int(max_block, 'max_block', low=1), ef_search=check_int(ef_search, 'ef_search', low=1),
                 nprobe=None if nprobe is None else check_int(nprobe, 'nprobe', low=1), recall_sample=check_int(recall_sample, 'recall_sample', low=1),
-                min_recall=check_scalar(min_recall, 'min_recall', low=0, high=1), progress=progress)
+                min_recall=check_scalar(min_recall, 'min_recall', low=0, high=1), progress=check_progress(progress))
 
 def _run(Xt:torch.Tensor, k:int, include_self:bool, engine:str, o:dict, unit:bool=False)->tuple:
     "(lists, recall, settings) of one engine on checked rows `Xt` (`unit`: already unit-norm, used as they are) and options `o`."
