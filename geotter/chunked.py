@@ -416,10 +416,13 @@ def smooth_sparse(plan,               # (n, m) sparse plan (scipy sparse, float3
                   neighbors,          # (n, k) neighbour indices of each row (e.g. `knn_indices`)
                   alpha:float,        # weight kept on a row's own mass, in [0, 1]
                   steps:int=1,        # L propagation steps (L > 1: Multi-GeoTTER)
-                 )->sp.csr_array:     # (n, m) smoothed plan T^(L), in plan's dtype
+                 )->sp.csr_array:     # (n, m) smoothed plan T^(L), in plan's dtype (float64 for integer plans)
     r"Graph smoothing $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$ of a sparse plan, `steps` times (Eq. 2)."
     check_scalar(alpha, 'alpha', low=0, high=1); check_scalar(steps, 'steps', int, low=0)
-    T = sp.csr_array(plan); T.sort_indices()
+    T = sp.csr_array(plan)
+    if T.dtype.kind not in 'fiub': raise InputTypeError(f"plan has dtype {T.dtype}; expected real numbers")
+    if T.dtype not in (np.float32, np.float64): T = T.astype(np.float64)   # integer or boolean plans: float64
+    T.sort_indices()
     nb, dt = _check_neighbors(neighbors, T.shape[0]), T.dtype.type
     for _ in range(steps):
         rownnz = np.diff(T.indptr)

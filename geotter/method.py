@@ -609,6 +609,8 @@ def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, be
              alpha=check_scalar(alpha, 'alpha', low=0, high=1), steps=check_int(steps, 'steps', low=0),
              prior_weight=check_scalar(prior_weight, 'prior_weight'))
     Yn = l2_normalize(check_matrix(Y, 'Y', cols=d, dtype=dtype), 'Y')
+    if prior is None: raise ValueError("prior=None (label ratio unknown) is not taken here: geotter_chunked transports onto a given "
+                                       "prior; prepare(X, Y, backend='chunked').adapt(None) estimates the ratio")
     nu = check_prior(prior, Yn.shape[0], device=Yn.device)
     nb = _check_lists(neighbors, n) if o['alpha'] < 1 and o['steps'] > 0 else None
     cent, z = _check_geometry(centroids, assignment, n, d, dtype, Yn.device)
