@@ -4,7 +4,7 @@
 
 # %% ../nbs/26_cli.ipynb #a304baf0
 from __future__ import annotations
-import argparse, ast, functools, importlib, importlib.util, math, os, sys
+import argparse, ast, functools, importlib, importlib.util, math, os, sys, warnings
 from pathlib import Path
 
 import numpy as np
@@ -160,8 +160,10 @@ def load_array(path,               # a .npy, .txt or .csv file
     "The float array stored in `path`, or `UsageError` saying why it cannot be read."
     p = _input_file(path, name)
     try:
-        a = _read_npy(p, name) if p.suffix.lower() == '.npy' else \
-            np.loadtxt(p, delimiter=',' if p.suffix.lower() == '.csv' else None, ndmin=ndim or 0)
+        with warnings.catch_warnings():           # an empty text file: numpy warns, we say it once below
+            warnings.simplefilter('ignore')
+            a = _read_npy(p, name) if p.suffix.lower() == '.npy' else \
+                np.loadtxt(p, delimiter=',' if p.suffix.lower() == '.csv' else None, ndmin=ndim or 0)
         a = np.asarray(a, dtype=np.float64) if a.dtype.kind in 'biuf' else None
     except (ValueError, OSError, EOFError, UnicodeDecodeError) as e:
         if isinstance(e, UsageError): raise
@@ -182,7 +184,8 @@ def normalise_prior(p:np.ndarray,   # (m,) probabilities or counts
     "The prior `p` on the simplex, and a note if it had to be normalised; `UsageError` unless probabilities or counts."
     if p.ndim != 1 or len(p) != m: raise UsageError(f"{name}: has shape {p.shape}; expected ({m},), one entry per class")
     if (p < 0).any(): raise UsageError(f"{name}: has negative entries (min {p.min():.3g}); expected counts or probabilities >= 0")
-    s = p.sum()
+    with np.errstate(over='ignore'): s = p.sum()
+    if not np.isfinite(s): raise UsageError(f"{name}: sums beyond the float range; expected counts or probabilities")
     if s <= 0: raise UsageError(f"{name}: sums to 0; expected counts or probabilities with a positive sum")
     if abs(s - 1) <= 1e-6: return p / s, None
     if abs(s - 1) <= PRIOR_ROUNDING: return p / s, f"{name} sums to {s:.6g}; taken as rounded probabilities and normalised"
@@ -366,7 +369,7 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, m
     _shape_checks(X, Y, L)
     m, n = (len(Y) if Y is not None else L.shape[1]), (len(X) if X is not None else len(L))
     if given.get('k', 0) >= n: raise UsageError(f"--k {given['k']}: expected fewer neighbours than the {n} samples")
-    nu, note = (None, UNKNOWN_NOTE) if unknown else (np.full(m, 1 / m), None) if uniform else normalise_prior(load_array(prior, '--prior'), m)
+    nu, note = (None, UNKNOWN_NOTE) if unknown else (np.full(m, 1 / m), None) if uniform else normalise_prior(load_array(prior, '--prior', ndim=1), m)
     return dict(X=X, Y=Y, logits=L, prior=nu, note=note, out=out, method=method, options=given, m=m)
 
 # %% ../nbs/26_cli.ipynb #071fc7dc
