@@ -45,7 +45,7 @@ def _sinkhorn_stage(C:torch.Tensor,   # (n, m) row-centred cost
         f_new = eps * (la - _lse_rows(g, C, eps, buf.view(C.shape)))
         if it > 1:   # plan(f, g) has exact columns; its row sums are a * exp((f - f_new) / eps)
             err = (a * torch.expm1((f - f_new) / eps)).abs().sum().item()
-            if err <= tol: return f, g, err, it - 1
+            if err <= tol or err != err: return f, g, err, it - 1   # converged, or NaN: the potentials overflowed
         f = f_new
         g = eps * (lb - _lse_rows(f, CT, eps, buf.view(CT.shape)))
         if kappa != 1.0: g = g.mul_(kappa)
@@ -65,8 +65,9 @@ def _sinkhorn_potentials(C, la, lb, reg, max_iter, tol, eps_scaling, init, rho=m
     else: f, g, eps = C.new_zeros(n), C.new_zeros(m), max(C.max().item(), reg)
     total = 0
     for _ in range(_n_stages(eps, reg, eps_scaling if init is None else None)):
-        f, g, _, it = _sinkhorn_stage(C, la, lb, eps, f, g, 100, max(tol, math.sqrt(tol)), kappa(eps))
+        f, g, err, it = _sinkhorn_stage(C, la, lb, eps, f, g, 100, max(tol, math.sqrt(tol)), kappa(eps))
         total, eps = total + it, max(eps * eps_scaling, reg)
+        if err != err: break                                          # NaN: no later stage can recover
         if rho == math.inf: c = g.max(); f, g = f + c, g - c    # balanced: fix the free constant, keep g near 0
     f, g, err, it = _sinkhorn_stage(C, la, lb, reg, f, g, max_iter, tol, kappa(reg))
     return f, g, err, it, total + it
@@ -181,7 +182,9 @@ def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, 
     res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, eps_scaling, init, dtype)
     if dtype == torch.float32 and not res['merr'] <= tol:        # float32 missed the marginals: float64, warm-started
         done = res['total']
-        res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, None, (res['f'], res['g']), torch.float64)
+        warm = bool(torch.isfinite(res['f']).all() and torch.isfinite(res['g']).all())   # overflowed in float32: start afresh
+        res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, None if warm else eps_scaling,
+                             (res['f'], res['g']) if warm else None, torch.float64)
         res['total'] += done                                     # the iterations of both attempts
     if not torch.isfinite(res['P']).all():
         raise ValueError(f"{name}: reg={reg:g} is out of the range at which this cost can be solved (the potentials overflow "

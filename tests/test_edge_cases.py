@@ -1,0 +1,120 @@
+"""Inputs at the edges of what the solvers and the cost can take: each once ended in a hang, a traceback from deep
+inside, or a silent wrong result. Each case here must end, with a valid result or one error naming the argument."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+import geotter as g
+from geotter.chunked import sparse_ot, sparse_semi_relaxed, smooth_sparse
+from geotter.cli import main
+from geotter.method import geotter_chunked
+
+torch.set_num_threads(1)
+
+
+def _marginals_ok(P, prior):
+    P = np.asarray(P.toarray() if sp.issparse(P) else P, dtype=np.float64)
+    np.testing.assert_allclose(P.sum(1), 1 / len(P), atol=1e-12)
+    np.testing.assert_allclose(P.sum(0), prior, atol=1e-12)
+
+
+@pytest.mark.parametrize('C, prior', [
+    (np.full((20, 2), 1e25), [.5, .5]),                                    # constant, far from 0: the auction used to bid forever
+    (np.full((100, 3), 1e20), [.2, .3, .5]),
+    (1e12 + np.random.default_rng(0).random((300, 4)), [.1, .2, .3, .4]),  # a range of 1 at a magnitude of 1e12
+])
+def test_exact_ends_on_costs_far_from_zero(C, prior):
+    _marginals_ok(g.emd(C, 'uniform', prior), prior)
+
+
+def test_huge_prior_weight_ends():
+    "λ log ν with λ = -1e300 puts costs near 1e301 on the classes with mass: the exact transport still ends."
+    rng = np.random.default_rng(0); Y = rng.normal(size=(3, 8)); y = rng.integers(0, 3, 20)
+    r = g.geotter(Y[y] + 0.3 * rng.normal(size=(20, 8)), Y, [.5, .5, 0], prior_weight=-1e300)
+    assert r.labels.min() >= 0 and r.labels.max() <= 1                   # the class of prior 0 gets no sample
+
+
+@pytest.mark.parametrize('backend', ['dense', 'chunked'])
+def test_centre_at_the_origin(backend):
+    "Two opposite points form one cluster whose centre is the origin: it has no direction, and the batch is adapted."
+    X, Y = np.array([[1., 0], [-1, 0]]), np.array([[1., 0], [0, 1]])
+    r = g.geotter(X, Y, 'uniform', backend=backend)
+    assert sorted(np.asarray(r.labels).tolist()) == [0, 1]                # the uniform prior: one sample per class
+    np.testing.assert_array_equal(g.cluster_cost(X, Y, n_clusters=1), np.ones((2, 2)))
+
+
+def test_seed_beyond_a_c_int():
+    X, Y = np.random.default_rng(0).normal(size=(50, 4)), np.random.default_rng(1).normal(size=(3, 4))
+    for method in ('torch', 'auto'):                                       # 'auto' is faiss where it is installed
+        _, z = g.kmeans(X, 3, seed=2**31, n_init=2, method=method)
+        assert z.shape == (50,) and set(z.tolist()) <= {0, 1, 2}
+    assert g.geotter(X, Y, 'uniform', seed=2**40).labels.shape == (50,)
+
+
+def _rows(f):
+    return lambda block, start, rows: f(block if rows is None else block[rows])
+
+
+@pytest.mark.parametrize('solver', ['exact', 'semi-relaxed'])
+def test_chunked_cost_fn_output_checked(solver):
+    "Whatever `cost_fn` returns goes through one check: numpy, lists and grad tensors are used; bad shapes are named."
+    C, prior = np.random.default_rng(0).random((12, 4)), np.array([.1, .2, .3, .4])
+    run = (lambda f: sparse_ot(C, f, prior)) if solver == 'exact' else \
+          (lambda f: sparse_semi_relaxed(C, f, prior, reg=0.1, rho=1.0))
+    ref = run(_rows(torch.from_numpy)).plan.toarray()
+    for ok in (lambda B: B, lambda B: B.tolist(), lambda B: torch.tensor(B, requires_grad=True)):
+        np.testing.assert_allclose(run(_rows(ok)).plan.toarray(), ref, atol=1e-12)
+    for bad, msg in ((lambda B: B[:, 0], r'shape \(12,\)'), (lambda B: np.c_[B, B[:, :1]], r'shape \(12, 5\)'),
+                     (lambda B: B * np.nan, 'NaN or infinite')):
+        with pytest.raises(ValueError, match=msg): run(_rows(bad))
+    with pytest.raises(ValueError, match=r'shape \(3, 4\)'): run(lambda block, start, rows: block[:3])   # too few rows
+
+
+def test_chunked_arguments_checked():
+    C, f = np.random.default_rng(0).random((12, 4)), _rows(lambda B: B)
+    for kw, msg in ((dict(max_rounds=0), 'max_rounds'), (dict(max_rounds=1.5), 'max_rounds'), (dict(progress='no'), 'progress')):
+        with pytest.raises((ValueError, TypeError), match=msg): sparse_ot(C, f, [.25] * 4, **kw)
+    for prior in (1, np.float64(1), [[.5, .5]]):
+        with pytest.raises(ValueError, match='prior has shape'): sparse_ot(C, f, prior)
+        with pytest.raises(ValueError, match='prior has shape'): sparse_semi_relaxed(C, f, prior, reg=0.1, rho=1.0)
+    assert sparse_semi_relaxed(C, f, [.25] * 4, reg=0.1, rho=1.0, seed=None).plan.shape == (12, 4)   # None: seed 0
+
+
+@pytest.mark.parametrize('reg', [1e-300, 1e300])
+def test_entropic_reg_out_of_range_is_an_error(reg):
+    "A plan of NaN (or the empty sparse plan it left) is never returned: the error names reg."
+    C, prior = np.random.default_rng(0).random((12, 4)), [.1, .2, .3, .4]
+    with pytest.raises(ValueError, match='reg='): g.sinkhorn(C, 'uniform', prior, reg=reg)
+    with pytest.raises(ValueError, match='reg='): g.sinkhorn_unbalanced(C, 'uniform', prior, reg=reg, rho=1.0)
+    with pytest.raises(ValueError, match='reg='): sparse_semi_relaxed(C, _rows(lambda B: B), prior, reg=reg, rho=1.0)
+
+
+def test_geotter_chunked_prior_none_refused():
+    with pytest.raises(ValueError, match='prior=None'):
+        geotter_chunked(np.eye(4), np.eye(4)[:2], None, neighbors=None, centroids=None)
+
+
+def test_smooth_sparse_plan_dtypes():
+    nb = np.array([[1], [2], [0]])
+    P = smooth_sparse(sp.csr_array(np.eye(3, 2, dtype=np.int64)), nb, 0.3)
+    assert P.dtype == np.float64
+    np.testing.assert_allclose(P.toarray(), smooth_sparse(sp.csr_array(np.eye(3, 2)), nb, 0.3).toarray())
+    with pytest.raises(TypeError, match='plan has dtype complex'): smooth_sparse(sp.csr_array(np.eye(3, 2) * 1j), nb, 0.3)
+
+
+def test_cli_prior_and_text_edges(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / 'X.npy', rng.normal(size=(20, 4))); np.save(tmp_path / 'Y1.npy', rng.normal(size=(1, 4)))
+    np.save(tmp_path / 'Y.npy', rng.normal(size=(3, 4)))
+    (tmp_path / 'one.txt').write_text('1\n'); (tmp_path / 'blank.txt').write_text('\n\n\n')
+    (tmp_path / 'big.txt').write_text('1e308 1e308 1e308\n')
+    p = lambda name: str(tmp_path / name)
+    main(['adapt', '--embeddings', p('X.npy'), '--classes', p('Y1.npy'), '--prior', p('one.txt'), '--out', p('o.npy')])
+    np.testing.assert_array_equal(np.load(p('o.npy')), np.zeros(20))
+    capsys.readouterr()
+    for argv, msg in ((['--embeddings', p('blank.txt'), '--classes', p('Y.npy')], 'non-empty'),
+                      (['--embeddings', p('X.npy'), '--classes', p('Y.npy'), '--prior', p('big.txt')], 'float range')):
+        with pytest.raises(SystemExit) as e: main(['adapt', *argv, '--out', p('o2.npy')])
+        err = capsys.readouterr().err.strip()
+        assert e.value.code == 2 and len(err.splitlines()) == 1 and msg in err, err
