@@ -1,5 +1,7 @@
 """Inputs at the edges of what the solvers and the cost can take: each once ended in a hang, a traceback from deep
 inside, or a silent wrong result. Each case here must end, with a valid result or one error naming the argument."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -82,12 +84,16 @@ def test_chunked_arguments_checked():
 
 
 @pytest.mark.parametrize('reg', [1e-300, 1e300])
-def test_entropic_reg_out_of_range_is_an_error(reg):
-    "A plan of NaN (or the empty sparse plan it left) is never returned: the error names reg."
+def test_entropic_reg_extremes(reg):
+    "Where float32 overflows, float64 starts afresh: a finite plan with exact rows (it used to be NaN, or an empty sparse plan)."
     C, prior = np.random.default_rng(0).random((12, 4)), [.1, .2, .3, .4]
-    with pytest.raises(ValueError, match='reg='): g.sinkhorn(C, 'uniform', prior, reg=reg)
-    with pytest.raises(ValueError, match='reg='): g.sinkhorn_unbalanced(C, 'uniform', prior, reg=reg, rho=1.0)
-    with pytest.raises(ValueError, match='reg='): sparse_semi_relaxed(C, _rows(lambda B: B), prior, reg=reg, rho=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')                                    # a tiny reg may not reach the columns' tolerance
+        plans = [g.sinkhorn(C, 'uniform', prior, reg=reg), g.sinkhorn_unbalanced(C, 'uniform', prior, reg=reg, rho=1.0),
+                 sparse_semi_relaxed(C, _rows(lambda B: B), prior, reg=reg, rho=1.0).plan.toarray()]
+    for P in plans:
+        assert np.isfinite(P).all() and (P >= 0).all()
+        np.testing.assert_allclose(P.sum(1), 1 / 12, rtol=1e-6)
 
 
 def test_geotter_chunked_prior_none_refused():
