@@ -573,7 +573,7 @@ def logit_features(logits,            # (n, m) logits of a frozen classifier
                   ):                  # (features (n, m), class embeddings (m, m))
     "Row-centred logits and one-hot class vectors: the embeddings GeoTTER uses for logit-only inputs."
     t = check_matrix(logits, 'logits')
-    F = t - t.mean(dim=1, keepdim=True)
+    F = t - t.mean(dim=1, keepdim=True) if t.shape[1] > 1 else torch.ones_like(t)   # one class: one direction for all
     if (F == 0).all(dim=1).any(): F = F + 1e-12 * torch.arange(t.shape[1], dtype=t.dtype, device=t.device)
     return like_input(F, logits), like_input(torch.eye(t.shape[1], dtype=t.dtype, device=t.device), logits)
 

@@ -124,3 +124,11 @@ def test_cli_prior_and_text_edges(tmp_path, capsys):
         with pytest.raises(SystemExit) as e: main(['adapt', *argv, '--out', p('o2.npy')])
         err = capsys.readouterr().err.strip()
         assert e.value.code == 2 and len(err.splitlines()) == 1 and msg in err, err
+
+
+@pytest.mark.parametrize('method', ['geotter', 'otter', 'transclip-zs'])
+def test_cli_logits_of_one_class(tmp_path, method):
+    "A one-class classifier's logit features are one direction for every sample, not rows of zeros blamed on X."
+    np.save(tmp_path / 'L1.npy', np.random.default_rng(0).normal(size=(10, 1)))
+    main(['adapt', '--logits', str(tmp_path / 'L1.npy'), '--method', method, '--out', str(tmp_path / 'o.npy')])
+    np.testing.assert_array_equal(np.load(tmp_path / 'o.npy'), np.zeros(10))
