@@ -89,7 +89,9 @@ class BlockCost:
         theta = self.logits[torch.as_tensor(idx)] if self.logits is not None else Xb @ self.Y.T / self.temperature
         z = None if not self.beta else torch.as_tensor(self.clusters[idx]) if self.clusters is not None else nearest_centres(Xb, self.centres)
         C = fused_cost(theta, self.beta, self.table, z, self.log_prior)
-        if not torch.isfinite(C.sum()): raise ValueError(f"X has NaN or infinite entries in rows {idx[0]}..{idx[-1]}")
+        if not torch.isfinite(C.sum()):
+            raise ValueError(f"the cost has NaN or infinite entries in rows {idx[0]}..{idx[-1]}: X (or the logits) holds them, "
+                             f"or the logits overflow (a temperature or prior_weight too far from 1)")
         return C
 
 # %% ../nbs/11_method.ipynb #17d5e451
@@ -103,15 +105,20 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
              ):                           # dense plan (as `solve_ot` returns it), or a `SparsePlan`
     r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` (or `sparse_semi_relaxed`) on a block cost."
     if not isinstance(cost, BlockCost): return solve_ot(cost, prior, solver=solver, reg=reg, rho=rho, **kw)
-    _check_block(solver, X)
+    _check_block(solver, X, cost)
     return _transport(cost, check_prior(prior, cost.Y.shape[0]), X=X, solver=solver, reg=reg, rho=rho, **kw)
 
 CHUNKED_SOLVERS = ('emd', 'unbalanced')      # exact, and semi-relaxed from a sample of rows (the ratio unknown)
 
-def _check_block(solver:str, X):
-    "The errors of a block cost: a solver the chunked backend lacks, no rows to read."
+def _check_block(solver:str, X, cost=None):
+    "The errors of a block cost: a solver the chunked backend lacks, no rows to read, rows that do not fit the cost."
     if solver not in CHUNKED_SOLVERS: raise ValueError(f"solver={solver!r} on a block cost (backend='chunked'); expected one of {CHUNKED_SOLVERS}")
     if X is None: raise ValueError("X is None; a block cost needs the rows it reads (X=)")
+    if cost is None: return
+    shape, d = tuple(getattr(X, 'shape', ())), cost.Y.shape[1]
+    if len(shape) != 2 or shape[1] != d: raise ValueError(f"X has shape {shape}; expected (n, {d}), the dimension of the cost's class embeddings")
+    if cost.logits is not None and shape[0] != len(cost.logits):
+        raise ValueError(f"X has {shape[0]} rows but the cost's logits {len(cost.logits)}; expected one row per sample")
 
 def _transport(C,                         # (n, m) checked cost tensor, or a `BlockCost`
                nu:torch.Tensor,           # (m,) checked prior on C's device

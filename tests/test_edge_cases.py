@@ -132,3 +132,13 @@ def test_cli_logits_of_one_class(tmp_path, method):
     np.save(tmp_path / 'L1.npy', np.random.default_rng(0).normal(size=(10, 1)))
     main(['adapt', '--logits', str(tmp_path / 'L1.npy'), '--method', method, '--out', str(tmp_path / 'o.npy')])
     np.testing.assert_array_equal(np.load(tmp_path / 'o.npy'), np.zeros(10))
+
+
+def test_block_cost_rows_must_fit():
+    "transport(BlockCost, X=...) names X when its rows do not fit the cost, instead of torch's matmul error."
+    from geotter.method import BlockCost, transport
+    Y = torch.nn.functional.normalize(torch.randn(3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0)), dim=1)
+    X = np.random.default_rng(0).normal(size=(12, 5))
+    _marginals_ok(transport(BlockCost(Y, 0.1), 'uniform', X=X).plan, np.full(3, 1 / 3))
+    for bad in (X[:, :3], X[:, 0]):
+        with pytest.raises(ValueError, match=r'X has shape .*expected \(n, 5\)'): transport(BlockCost(Y, 0.1), 'uniform', X=bad)
