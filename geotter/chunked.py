@@ -29,7 +29,8 @@ def _is_dask(X)->bool: return hasattr(X, 'to_delayed') and hasattr(X, 'chunks')
 def _n_rows(X)->int:
     "The number of rows of `X` (numpy, torch or dask), or one error naming X."
     shape = getattr(X, 'shape', None)
-    if shape is None or len(shape) < 1:
+    if shape is not None and len(shape) < 1: raise ValueError(f"X has shape {tuple(shape)}; expected rows, (n, ...)")
+    if shape is None:
         raise InputTypeError(f"X has type {type(X).__name__}; expected a numpy array, torch tensor or row-chunked dask array")
     if shape[0] == 0: raise ValueError(f"X has shape {tuple(shape)}; expected at least one row")
     return int(shape[0])
@@ -66,7 +67,13 @@ def map_row_blocks(fn,                # fn(block, start, local_rows, *args) -> r
                    bar=None,          # a progress bar moved by the rows visited (`geotter.core.progress_bar`)
                   )->list:            # results of the blocks holding at least one visited row, in row order
     "`fn` on every row block of `X` (`local_rows` None for whole blocks); Dask blocks run as Dask tasks."
-    blocks = row_blocks(X, chunk_rows)
+    n, blocks = _n_rows(X), row_blocks(X, chunk_rows)
+    if rows is not None:
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or not (np.issubdtype(rows.dtype, np.integer) or rows.size == 0):
+            raise ValueError(f"rows has shape {rows.shape} and dtype {rows.dtype}; expected sorted integer row indices")
+        if rows.size and (rows[0] < 0 or rows[-1] >= n or (np.diff(rows) <= 0).any()):
+            raise ValueError(f"rows must be distinct, sorted and in [0, {n}); got values from {rows.min()} to {rows.max()}")
     loc = [None] * len(blocks) if rows is None else [rows[(rows >= s) & (rows < e)] - s for s, e in blocks]
     todo = [(b, l) for b, l in zip(range(len(blocks)), loc) if l is None or len(l)]
     size = lambda b, l: blocks[b][1] - blocks[b][0] if l is None else len(l)

@@ -142,3 +142,15 @@ def test_block_cost_rows_must_fit():
     _marginals_ok(transport(BlockCost(Y, 0.1), 'uniform', X=X).plan, np.full(3, 1 / 3))
     for bad in (X[:, :3], X[:, 0]):
         with pytest.raises(ValueError, match=r'X has shape .*expected \(n, 5\)'): transport(BlockCost(Y, 0.1), 'uniform', X=bad)
+
+
+def test_map_row_blocks_checks_rows():
+    from geotter.chunked import map_row_blocks
+    X, f = np.arange(20.).reshape(10, 2), lambda block, start, rows: (start, None if rows is None else rows.tolist())
+    assert map_row_blocks(f, X, 3, rows=[0, 4, 9]) == [(0, [0]), (3, [1]), (9, [0])]
+    for rows in ([4, 0], [0, 50], [-1], [0, 0]):
+        with pytest.raises(ValueError, match='rows must be distinct, sorted'): map_row_blocks(f, X, 3, rows=rows)
+    for rows in ([0.5], np.ones(10, bool)):
+        with pytest.raises(ValueError, match='rows has shape'): map_row_blocks(f, X, 3, rows=rows)
+    with pytest.raises(ValueError, match=r'X has shape \(\)'): map_row_blocks(f, np.array(1.0), 3)
+    with pytest.raises(TypeError, match='X has type list'): map_row_blocks(f, X.tolist(), 3)
