@@ -49,6 +49,7 @@ def _check_numeric(x, name:str):
         try: return torch.stack([_check_tensor(t, f'{name}[{i}]') for i, t in enumerate(x)])
         except RuntimeError as e: raise InputTypeError(f"{name} is a list of tensors that cannot be stacked ({_why(e)})") from None
     if scipy.sparse.issparse(x): raise InputTypeError(f"{name} is a scipy.sparse matrix; expected a dense array ({name}.toarray())")
+    if np.ma.is_masked(x): raise InputTypeError(f"{name} is a masked array with masked entries; fill them ({name}.filled(...)) or drop those rows")
     try: arr = np.asarray(x)
     except (TypeError, ValueError, RuntimeError) as e:
         raise InputTypeError(f"{name} of type {type(x).__name__} is not an array of numbers ({_why(e)})") from None

@@ -154,3 +154,15 @@ def test_map_row_blocks_checks_rows():
         with pytest.raises(ValueError, match='rows has shape'): map_row_blocks(f, X, 3, rows=rows)
     with pytest.raises(ValueError, match=r'X has shape \(\)'): map_row_blocks(f, np.array(1.0), 3)
     with pytest.raises(TypeError, match='X has type list'): map_row_blocks(f, X.tolist(), 3)
+
+
+def test_masked_arrays_and_sample_size():
+    "A masked array without masked entries is its data; with some it is refused by name (the mask was ignored)."
+    from geotter.chunked import sample_rows
+    rng = np.random.default_rng(0); X, Y = rng.normal(size=(20, 4)), rng.normal(size=(3, 4))
+    M = np.ma.masked_array(X, mask=np.zeros(X.shape, bool))
+    np.testing.assert_array_equal(g.geotter(M, Y, 'uniform').labels, g.geotter(X, Y, 'uniform').labels)
+    M.mask[0, 0] = True
+    with pytest.raises(TypeError, match='X is a masked array'): g.geotter(M, Y, 'uniform')
+    for n in (0, -5, 10.0):
+        with pytest.raises((ValueError, TypeError), match='n='): sample_rows(n)
