@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import __version__
 from .store import NAME_MAX, STORE_ENV, atomic_write, scratch_path, store_root
 
 # %% auto #0
@@ -548,6 +549,7 @@ def _parser()->argparse.ArgumentParser:
     p = _Parser(prog='geotter', description='Test-time label-distribution adaptation of zero-shot classifiers (GeoTTER, OTTER and peers).',
                 epilog="Start with `geotter demo`; `geotter COMMAND --help` shows a command's options. Results go under "
                        "$GEOTTER_RESULTS (default ./geotter_results), data and the embedding store under $GEOTTER_DATA (default ~/data).")
+    p.add_argument('--version', action='version', version=f'geotter {__version__}')
     sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
     methods = list(module_constant('geotter.method', 'METHODS'))
     _add_demo(sub, methods); _add_adapt(sub, methods); _add_experiments(sub); _add_extract(sub)

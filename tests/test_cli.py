@@ -49,7 +49,7 @@ def assert_usage_error(code, err, *needles):
 
 # --- help: fast, no torch, defaults and methods from the library ------------------------------------------
 
-@pytest.mark.parametrize('argv', [['--help'], ['adapt', '--help'], ['experiments', '--help']])
+@pytest.mark.parametrize('argv', [['--help'], ['--version'], ['adapt', '--help'], ['experiments', '--help']])
 def test_help_imports_no_torch(argv):
     code = f"import sys\nfrom geotter.cli import main\ntry: main({argv!r})\nexcept SystemExit: pass\nprint('torch' in sys.modules)"
     r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
@@ -337,3 +337,8 @@ def test_top_level_api_is_small_and_keeps_former_names():
         with pytest.warns(DeprecationWarning, match=rf'^geotter\.{name} is not part of the top-level API; import it from {mod.__name__}'):
             assert getattr(geotter, name) is getattr(mod, name)
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"): geotter.no_such_name
+
+def test_version(capsys):
+    import geotter
+    with pytest.raises(SystemExit) as e: main(['--version'])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f'geotter {geotter.__version__}'
