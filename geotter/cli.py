@@ -61,11 +61,12 @@ def check_number(value,                # the value given
                  kind:type=float,      # float or int
                  low:float|None=None,  # smallest allowed value
                  low_open:bool=False,  # exclude `low` itself
+                 high:float|None=None, # largest allowed value
                  auto:bool=False,      # also accept the string 'auto'
                 ):
-    "`value` (a string from the command line, or a number) as a finite `kind` >= / > `low`, else `UsageError`."
+    "`value` (a string from the command line, or a number) as a finite `kind` >= / > `low` and <= `high`, else `UsageError`."
     if auto and value == 'auto': return value
-    bound = '' if low is None else f" {'>' if low_open else '>='} {low:g}"
+    bound = ('' if low is None else f" {'>' if low_open else '>='} {low:g}") + ('' if high is None else f"{' and' if low is not None else ''} <= {high:g}")
     expected = f"expected {'an integer' if kind is int else 'a finite number'}{bound}" + (" or 'auto'" if auto else '')
     try:
         if isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in ('true', 'false')): raise TypeError
@@ -73,7 +74,7 @@ def check_number(value,                # the value given
         if not isinstance(x, (int, float)) or (kind is int and not float(x).is_integer()): raise TypeError
         x = kind(x)
     except (TypeError, ValueError): raise UsageError(f"{name}: got {value!r}; {expected}") from None
-    if not math.isfinite(x) or (low is not None and (x < low or (low_open and x == low))):
+    if not math.isfinite(x) or (low is not None and (x < low or (low_open and x == low))) or (high is not None and x > high):
         raise UsageError(f"{name}: got {value!r}; {expected}")
     return x
 
@@ -324,12 +325,13 @@ def _options():
 
 # %% ../nbs/26_cli.ipynb #54710266
 _LOWER = {'k': (1, False), 'steps': (1, False), 'temperature': (0, True), 'reg': (0, True), 'rho': (0, True)}
+_UPPER = {'alpha': 1, 'beta': 1}   # weights in [0, 1]
 
 def check_option(opt:str, value):
     "A method option of `geotter adapt` (see `_options`) as a number, or `UsageError` naming it."
     typ, auto, _, _ = _options()[opt]
     low, low_open = _LOWER.get(opt, (0, False))
-    return check_number(value, '--' + opt.replace('_', '-'), typ, low=low, low_open=low_open, auto=auto)
+    return check_number(value, '--' + opt.replace('_', '-'), typ, low=low, low_open=low_open, high=_UPPER.get(opt), auto=auto)
 
 # %% ../nbs/26_cli.ipynb #17ce8376
 def _shape_checks(X, Y, L):

@@ -166,3 +166,13 @@ def test_masked_arrays_and_sample_size():
     with pytest.raises(TypeError, match='X is a masked array'): g.geotter(M, Y, 'uniform')
     for n in (0, -5, 10.0):
         with pytest.raises((ValueError, TypeError), match='n='): sample_rows(n)
+
+
+def test_cli_weights_out_of_range_name_the_option(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / 'X.npy', rng.normal(size=(20, 4))); np.save(tmp_path / 'Y.npy', rng.normal(size=(3, 4)))
+    for opt, value in (('--alpha', '2'), ('--beta', '-1')):
+        with pytest.raises(SystemExit) as e:
+            main(['adapt', '--embeddings', str(tmp_path / 'X.npy'), '--classes', str(tmp_path / 'Y.npy'), opt, value])
+        err = capsys.readouterr().err.strip()
+        assert e.value.code == 2 and len(err.splitlines()) == 1 and f'{opt}: got' in err and '<= 1' in err, err
