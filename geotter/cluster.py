@@ -238,10 +238,8 @@ def _centre_cost(C:torch.Tensor,     # (K, d) centres, any norm
                  Yn:torch.Tensor,    # (m, d) unit class embeddings
                 )->torch.Tensor:     # (K, m) 1 - cos(c_k, y_j)
     "Cosine cost of each centre to each class; a centre at the origin (its points cancel out) costs 1 for every class."
-    zero = (C == 0).all(dim=1)
-    if not zero.any(): return 1 - l2_normalize(C, 'centres') @ Yn.T
-    U = torch.zeros_like(C)
-    if not zero.all(): U[~zero] = l2_normalize(C[~zero], 'centres')
+    U, some = torch.zeros_like(C), (C != 0).any(dim=1)
+    U[some] = l2_normalize(C[some], 'centres')      # centres at the origin stay 0: cosine 0 with every class
     return 1 - U @ Yn.T
 
 # %% ../nbs/08_cluster.ipynb #fa748ddb

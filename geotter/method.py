@@ -110,11 +110,10 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
 
 CHUNKED_SOLVERS = ('emd', 'unbalanced')      # exact, and semi-relaxed from a sample of rows (the ratio unknown)
 
-def _check_block(solver:str, X, cost=None):
+def _check_block(solver:str, X, cost:BlockCost):
     "The errors of a block cost: a solver the chunked backend lacks, no rows to read, rows that do not fit the cost."
     if solver not in CHUNKED_SOLVERS: raise ValueError(f"solver={solver!r} on a block cost (backend='chunked'); expected one of {CHUNKED_SOLVERS}")
     if X is None: raise ValueError("X is None; a block cost needs the rows it reads (X=)")
-    if cost is None: return
     shape, d = tuple(getattr(X, 'shape', ())), cost.Y.shape[1]
     if len(shape) != 2 or shape[1] != d: raise ValueError(f"X has shape {shape}; expected (n, {d}), the dimension of the cost's class embeddings")
     if cost.logits is not None and shape[0] != len(cost.logits):
@@ -126,7 +125,6 @@ def _transport(C,                         # (n, m) checked cost tensor, or a `Bl
               ):                          # dense plan tensor, or a `SparsePlan`
     "`transport` on validated inputs: `_solve_ot` on a dense cost, `sparse_ot` or `sparse_semi_relaxed` on a block cost; no second check of C and nu."
     if not isinstance(C, BlockCost): return _solve_ot(C, nu, _check_solver(solver, rho), reg=reg, rho=rho, **kw)
-    _check_block(solver, X)
     if solver == 'emd': return sparse_ot(X, C, nu.cpu().numpy(), **kw)
     return sparse_semi_relaxed(X, C, nu.cpu().numpy(), reg=DEFAULT_REG if reg is None else reg,
                                rho=DEFAULT_RHO if rho is None else rho, **kw)
