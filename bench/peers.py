@@ -32,11 +32,10 @@ def methods(X, Y, logits=None)->dict:
     "Each method's (n, m) scores on one batch: its embeddings, or the logit features of a logit-only batch."
     from geotter.method import logit_features
     if X is None: X, Y = logit_features(logits)
-    n = len(X)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')                 # ZLaP: samples with no path to a class node
         return {'zs': zero_shot_logits(X, Y) if logits is None else logits,
-                'transclip-zs': transclip_zs(X, Y, k=min(3, n - 1), logits=logits), 'zlap': zlap(X, Y, k=min(5, n - 1)),
+                'transclip-zs': transclip_zs(X, Y, logits=logits), 'zlap': zlap(X, Y),
                 'stata': stata(X, Y, logits=logits), 'stata-soft': stata(X, Y, logits=logits, soft_counts=True),
                 'stata-exact': stata(X, Y, logits=logits, soft_counts=True, normalize_means=False)}
 

@@ -32,6 +32,11 @@ def _affinity(F:torch.Tensor, k:int, knn_method:str='auto', include_self:bool=Fa
     idx = torch.as_tensor(knn_indices(F, k, include_self=include_self, method=knn_method), device=F.device)
     return idx, (F[:, None, :] * F[idx]).sum(-1)
 
+def _neighbours(F:torch.Tensor, k:int, knn_method:str, include_self:bool=False)->tuple:
+    "The k-NN affinity (indices, weights) of the unit rows of F; (n, 0) empty ones when k = 0."
+    if k: return _affinity(F, k, knn_method, include_self)
+    return torch.zeros((F.shape[0], 0), dtype=torch.int64, device=F.device), F.new_zeros((F.shape[0], 0))
+
 def _symmetric(idx:torch.Tensor, w:torch.Tensor)->torch.Tensor:
     r"Sparse (n, n) $W+W^\top$ of the affinity given by neighbour indices `idx` and weights `w`, both (n, k)."
     n, k = idx.shape
@@ -89,9 +94,8 @@ def transclip_objective(z,            # (n, m) soft assignments
                         lam:float=1.0,# KL weight lambda
                        )->float:      # L(z, mu, Sigma), without the constant (nd/2s) log 2 pi
     "TransCLIP's objective: GMM likelihood, Laplacian term and KL penalty to the text predictions [1]."
-    k = idx.shape[1]
     gmm = -(z * _gmm_loglik(F, mu, var)).sum() / _S
-    lap = -(w * (z[:, None, :] * z[idx]).sum(-1)).sum() / (2 * k)
+    lap = -(w * (z[:, None, :] * z[idx]).sum(-1)).sum() / (2 * max(idx.shape[1], 1))
     kl = (torch.special.xlogy(z, z) - lam * z * log_yhat).sum()
     return float(gmm + lap + kl)
 
@@ -99,7 +103,7 @@ def transclip_objective(z,            # (n, m) soft assignments
 def _transclip_run(F, log_yhat, idx, w, *, lam, max_iter, z_iter, n_confident, var_floor,
                    normalize_means, trace:list|None=None)->torch.Tensor:
     "TransCLIP's BMM iterations from z = yhat; appends (step name, objective) to `trace` if given."
-    k, Ws = idx.shape[1], _symmetric(idx, w)
+    k, Ws = max(idx.shape[1], 1), _symmetric(idx, w)
     floor, d_eff = _variance_floor(F, var_floor)
     z = log_yhat.exp()
     mu, var = _init_means(F, z, n_confident), torch.full((F.shape[1],), 1.0 / d_eff, dtype=F.dtype, device=F.device)
@@ -116,7 +120,7 @@ def _transclip_run(F, log_yhat, idx, w, *, lam, max_iter, z_iter, n_confident, v
 def transclip_zs(X,                      # (n, d) sample embeddings
                  Y,                      # (m, d) class (text) embeddings
                  *,
-                 k:int=3,                # neighbours of the affinity graph
+                 k:int|None=None,        # neighbours of the affinity graph (None: min(3, n - 1))
                  lam:float=1.0,          # lambda: weight of the text term in the KL penalty (zero-shot: 1)
                  temperature:float=CLIP_TEMPERATURE, # T of the text predictions softmax(cos/T)
                  max_iter:int=10,        # outer BMM iterations (z-, mu-, Sigma-steps)
@@ -144,8 +148,9 @@ def transclip_zs(X,                      # (n, d) sample embeddings
         Sample embeddings (numpy array or torch tensor; re-normalised to unit norm).
     Y : array of shape (m, d)
         Class (text) embeddings.
-    k : int, default 3
-        Neighbours of the affinity graph, $1\le k<n$.
+    k : int or None, default None
+        Neighbours of the affinity graph, $1\le k<n$; None takes the public code's 3, or $n-1$ on a smaller batch
+        (no graph when $n=1$).
     lam : float, default 1.0
         $\lambda\ge0$, weight of the text predictions in the KL term.
     temperature : float, default 0.01
@@ -184,13 +189,13 @@ def transclip_zs(X,                      # (n, d) sample embeddings
     ((60, 3), True, True)
     """
     F, Yn, logits = _inputs(X, Y, logits)
-    k = check_k(k, F.shape[0])
+    k = min(3, F.shape[0] - 1) if k is None else check_k(k, F.shape[0])
     check_scalar(lam, 'lam', low=0); check_scalar(temperature, 'temperature', low=0, low_open=True)
     check_scalar(max_iter, 'max_iter', numbers.Integral, low=0); check_scalar(z_iter, 'z_iter', numbers.Integral, low=1)
     check_scalar(n_confident, 'n_confident', numbers.Integral, low=1)
     check_scalar(var_floor, 'var_floor', low=0, low_open=True)
     log_yhat = torch.log_softmax(F @ Yn.T / temperature if logits is None else logits, dim=1)
-    idx, w = _affinity(F, k, knn_method)
+    idx, w = _neighbours(F, k, knn_method)
     z = _transclip_run(F, log_yhat, idx, w, lam=lam, max_iter=max_iter, z_iter=z_iter, n_confident=n_confident,
                        var_floor=var_floor, normalize_means=normalize_means)
     return like_input(z, X)
@@ -198,7 +203,7 @@ def transclip_zs(X,                      # (n, d) sample embeddings
 # %% ../nbs/10_transductive.ipynb #23a6af38
 def zlap_graph(X,                     # (n, d) sample embeddings
                Y,                     # (m, d) class embeddings
-               k:int=5,               # neighbours of each sample among samples and among classes
+               k:int|None=None,       # neighbours of each sample among samples and among classes (None: 5, at most n - 1 samples)
                gamma:float=5.0,       # power on the sample-class similarities
                include_self:bool=True,# the sample is its own first sample-neighbour (public code)
                knn_method:str='auto', # k-NN search, see `geotter.graph.knn_indices`
@@ -206,9 +211,10 @@ def zlap_graph(X,                     # (n, d) sample embeddings
     r"ZLaP's sample-and-class graph: $\max(0,\cos)$ to $k$ samples, $\max(0,\cos)^\gamma$ to $k$ classes [2]."
     Xn, Yn, _ = _inputs(X, Y)
     n, m = Xn.shape[0], Yn.shape[0]
-    check_k(k, n); check_scalar(gamma, 'gamma', low=0, low_open=True)
-    nb, s = _affinity(Xn, k, knn_method, include_self)
-    sc, c = (Xn @ Yn.T).topk(min(k, m), dim=1)
+    ks = min(5, n - 1) if k is None else check_k(k, n)
+    check_scalar(gamma, 'gamma', low=0, low_open=True)
+    nb, s = _neighbours(Xn, ks, knn_method, include_self)
+    sc, c = (Xn @ Yn.T).topk(min(5 if k is None else k, m), dim=1)
     rows = torch.arange(n, device=Xn.device)[:, None] + m
     r = torch.cat([rows.expand_as(nb).reshape(-1), rows.expand_as(c).reshape(-1)])
     j = torch.cat([nb.reshape(-1) + m, c.reshape(-1)])
@@ -253,7 +259,7 @@ def conjugate_gradient(matvec,        # function A @ X for (N, c) blocks, A symm
 def zlap(X,                           # (n, d) sample embeddings
          Y,                           # (m, d) class (text) embeddings
          *,
-         k:int=5,                     # neighbours of each sample among samples and among classes
+         k:int|None=None,             # neighbours of each sample among samples and among classes (None: 5, at most n - 1 samples)
          gamma:float=5.0,             # power on the sample-class similarities
          alpha:float=0.3,             # propagation weight, 0 <= alpha < 1
          include_self:bool=True,      # the sample is its own first sample-neighbour (public code)
@@ -275,8 +281,9 @@ def zlap(X,                           # (n, d) sample embeddings
         Sample embeddings (numpy array or torch tensor; re-normalised to unit norm).
     Y : array of shape (m, d)
         Class (text) embeddings.
-    k : int, default 5
-        Neighbours of each sample among the samples and among the classes.
+    k : int or None, default None
+        Neighbours of each sample among the samples ($1\le k<n$) and among the classes; None takes the public code's
+        5, and at most $n-1$ samples on a smaller batch (no sample edges when $n=1$).
     gamma : float, default 5.0
         $\gamma>0$, power on the sample-class similarities.
     alpha : float, default 0.3
@@ -415,11 +422,6 @@ def _stata_options(n:int, k, alpha, lam, laplacian, temperature, max_iter, z_ite
     check_bool(soft_counts, 'soft_counts'); check_bool(normalize_means, 'normalize_means')
     check_scalar(var_floor, 'var_floor', low=0, low_open=True)
     return k, alpha
-
-def _neighbours(F:torch.Tensor, k:int, knn_method:str)->tuple:
-    "The k-NN affinity (indices, weights) of the unit rows of F; (n, 0) empty ones when k = 0."
-    if k: return _affinity(F, k, knn_method)
-    return torch.zeros((F.shape[0], 0), dtype=torch.int64, device=F.device), F.new_zeros((F.shape[0], 0))
 
 # %% ../nbs/10_transductive.ipynb #40429012
 def stata(X,                      # (n, d) sample embeddings
