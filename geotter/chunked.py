@@ -210,12 +210,14 @@ def _concat(parts)->list: return [np.concatenate(a) for a in zip(*parts)]
 # %% ../nbs/06_chunked.ipynb #d32bf863
 @_njit
 def _row_argmax(indptr, cols, vals, m):
-    "Column of each row's largest entry (lowest column on ties; implicit zeros count)."
+    "Column of each row's largest entry (lowest column on ties; implicit zeros count; a NaN is the largest, as in numpy)."
     out = np.zeros(indptr.shape[0] - 1, np.int64)
     for i in range(out.shape[0]):
         b, bj, nxt0 = -np.inf, -1, 0
         for q in range(indptr[i], indptr[i + 1]):
+            if vals[q] != vals[q]: b, bj = vals[q], cols[q]; break     # the first NaN (columns are sorted)
             if vals[q] > b: b, bj = vals[q], cols[q]
+        if b != b: out[i] = bj; continue
         for q in range(indptr[i], indptr[i + 1]):    # first implicit zero column
             if cols[q] == nxt0: nxt0 += 1
         if (b < 0 or bj < 0) and nxt0 < m: bj = nxt0

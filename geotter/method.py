@@ -184,6 +184,7 @@ def _transport_smooth(C, nu, graph, alpha, steps, mode, ot_kw, X=None, smoother=
     P, t1 = (P if ot is None else _sparse(ot, C.dtype)), time.perf_counter()
     T = smoother(P, graph, alpha, steps) if smooth and mode != 'cost' else P
     if smooth and mode == 'project': T = project_plan(T, 'uniform', P.sum(0) / P.sum(), **_PROJECTION)
+    if ot is None: P, T = P.to(C.dtype), T.to(C.dtype)     # the entropic solvers compute in float32: plans in the cost's dtype
     return P, T, C, ot, dict(ot_s=t1 - t0, smooth_s=time.perf_counter() - t1, **(ot.stats if ot else {}))
 
 # %% ../nbs/11_method.ipynb #ff6f7f21
