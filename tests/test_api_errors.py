@@ -71,8 +71,9 @@ CALLS = {
 }
 
 # values that look bad but are documented as valid: rho = 0 (no class marginal) and inf (balanced), power = 0 (the
-# uniform ratio), shape = 0 (uniform over the support), lam = 0 (no entropy term), n_clusters = None (the default, m)
-DOCUMENTED = {('sinkhorn_unbalanced', 'rho'): {'zero', 'inf'}, ('estimate_label_ratio', 'power'): {'zero'},
+# uniform ratio), shape = 0 (uniform over the support), lam = 0 (no entropy term), n_clusters = None (the default, m),
+# k = None for the peers (their published k, at most n - 1)
+DOCUMENTED = {('transclip_zs', 'k'): {'None'}, ('zlap', 'k'): {'None'}, ('sinkhorn_unbalanced', 'rho'): {'zero', 'inf'}, ('estimate_label_ratio', 'power'): {'zero'},
               ('estimate_label_ratio', 'shape'): {'zero'},
               ('fenchel_prior_matching', 'lam'): {'zero'}, ('cluster_cost', 'n_clusters'): {'None'}, ('prepare', 'n_clusters'): {'None'}}
 
