@@ -288,7 +288,10 @@ def _weights_objective(base, nu, temperature, lam, objective, state, inner_max_i
     n = base.shape[0]
     def fun(v):
         s = base * torch.exp(v.clamp(-V_MAX, V_MAX)) / temperature      # bounded weights keep the inner Newton cheap
-        p, state['z'], _ = _fenchel_fixed_point(s, nu, lam, state.get('z'), inner_max_iter, inner_tol)
+        z0 = state.get('z')
+        p, state['z'], ok = _fenchel_fixed_point(s, nu, lam, z0, inner_max_iter, inner_tol)
+        if not ok and z0 is not None:                                    # the warm start failed: start afresh
+            p, state['z'], _ = _fenchel_fixed_point(s, nu, lam, None, inner_max_iter, inner_tol)
         r = (p.mean(0) - nu).expand_as(p) if objective == 'batch' else p - nu
         loss = 0.5 * (r[0] ** 2).sum() if objective == 'batch' else 0.5 * (r ** 2).sum(1).mean()
         Jr = p * r - p * (p * r).sum(1, keepdim=True)
@@ -406,9 +409,9 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
     fun = _weights_objective(theta, nu, temperature, lam, objective, state, inner_max_iter, inner_tol)
     hint = 'a prior with zero entries, or logits of mixed sign, may be unattainable'
     v = _lbfgs(fun, theta.new_zeros(theta.shape[1]), max_iter, tol, 'fenchel_prior_matching', hint, warn=objective == 'sample')
-    if objective == 'batch' and (err := fun(v)[2]) > tol:                  # L-BFGS stopped short: Gauss–Newton finishes
+    if objective == 'batch' and not (err := fun(v)[2]) <= tol:             # L-BFGS stopped short: Gauss–Newton finishes
         v = _finish_batch(theta, nu, temperature, lam, v, tol, inner_max_iter, inner_tol, max_iter)
-        if (err := fun(v)[2]) > tol: warnings.warn(f"fenchel_prior_matching did not converge: error {err.item():.3g} > tol={tol:g} "
+        if not (err := fun(v)[2]) <= tol: warnings.warn(f"fenchel_prior_matching did not converge: error {err.item():.3g} > tol={tol:g} "
                                                    f"after max_iter={max_iter} L-BFGS iterations and as many Gauss–Newton steps; increase max_iter or tol ({hint})")
     w = torch.exp(v.clamp(-V_MAX, V_MAX))
     P, _, ok = _fenchel_fixed_point(theta * w / temperature, nu, lam, None, inner_max_iter, inner_tol)
