@@ -20,9 +20,9 @@ def zero_shot(logits:Array,          # (n, m) zero-shot logits θ (CLIP: cos/0.0
               temperature:float=1.0, # T > 0 dividing the logits; 1 keeps the model's calibration
              )->Array:               # (n, m) probabilities softmax(θ_i / T)
     r"Zero-shot (ZS) probabilities $\mathbf p_i=\mathrm{softmax}(\theta_i/T)$; predictions are their arg-max."
-    temperature = check_temperature(temperature)
     t = check_matrix(logits, 'logits')
-    return like_input(torch.softmax(t / temperature, dim=1), logits)
+    T = check_temperature(temperature, dtype=t.dtype)
+    return like_input(torch.softmax((t - t.amax(1, keepdim=True)) / T, dim=1), logits)   # shifted: theta / T may overflow
 
 # %% ../nbs/01_baselines.ipynb #d315bf02
 def _inputs(logits, prior, temperature):

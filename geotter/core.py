@@ -192,10 +192,14 @@ def l2_normalize(X:torch.Tensor, # (n, d) rows to normalize
     norm = torch.linalg.vector_norm(Xs, dim=1, keepdim=True)
     return Xs / norm if Xs.requires_grad else Xs.div_(norm)
 
-def check_temperature(temperature, name:str='temperature')->float:
-    "`temperature` as a float $T>0$ with $1/T$ finite, else `ValueError`/`InputTypeError` naming it."
+def check_temperature(temperature, name:str='temperature', dtype:torch.dtype=torch.float64)->float:
+    "`temperature` as a float $T>0$ with $1/T$ finite in `dtype` (the dtype logits / T are computed in), else an error naming it."
     T = check_scalar(temperature, name, low=0, low_open=True)
-    if not math.isfinite(1.0 / T): raise ValueError(f"{name}={T!r}; expected {name} >= {1 / np.finfo(np.float64).max:.3g} (1/{name} must be finite)")
+    big = torch.finfo(dtype).max
+    if not 1.0 / T <= big:
+        hint = '' if dtype == torch.float64 else ', or float64 inputs'
+        raise ValueError(f"{name}={T!r} is too small for {str(dtype).replace('torch.', '')}: 1/{name} overflows; "
+                         f"expected {name} >= {1 / big:.3g}{hint}")
     return T
 
 # %% ../nbs/00_core.ipynb #c0a1d005
@@ -215,9 +219,8 @@ def zero_shot_logits(X,                     # (n, d) sample embeddings
                      temperature:float=CLIP_TEMPERATURE, # T > 0; CLIP: 0.01 (logit scale 100)
                     )->Array:               # (n, m) logits cos(x_i, y_j) / T
     "Zero-shot logits: cosine similarity of re-normalized embeddings divided by `temperature`."
-    T = check_temperature(temperature)
     Xn, Yn = check_embeddings(X, Y)
-    return like_input(Xn @ Yn.T / T, X)
+    return like_input(Xn @ Yn.T / check_temperature(temperature, dtype=Xn.dtype), X)
 
 # %% ../nbs/00_core.ipynb #178210b4
 def softmax(logits, dim:int=-1)->Array:

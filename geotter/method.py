@@ -218,13 +218,13 @@ def _refuse_chunked(option:str, value, why:str):
     raise ValueError(f"{option}={value!r} is not available on backend='chunked' ({why}); prepare the batch with backend='dense'")
 
 # %% ../nbs/11_method.ipynb #bcb7e9ef
-def _geometry_config(temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend, entries:int)->dict:
+def _geometry_config(temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend, entries:int, dtype)->dict:
     "`prepare`'s options checked (each error names its option), the backend chosen."
     backend = check_choice(backend, 'backend', BACKENDS)
     backend = backend if backend != 'auto' else 'chunked' if entries > CHUNKED_ENTRIES else 'dense'
     beta = _weight(beta, 'beta', lambda: 'auto')
     if backend == 'chunked' and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
-    return dict(temperature=check_temperature(temperature), beta=beta, k=check_int(k, 'k', low=1),
+    return dict(temperature=check_temperature(temperature, dtype=dtype), beta=beta, k=check_int(k, 'k', low=1),
                 n_clusters=None if n_clusters is None else check_int(n_clusters, 'n_clusters', low=1),
                 seed=check_int(seed, 'seed', low=0), n_init=check_int(n_init, 'n_init', low=1),
                 include_self=check_bool(include_self, 'include_self'),
@@ -488,7 +488,7 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
     """
     Xt = check_matrix(X, 'X')
     Yt = check_matrix(Y, 'Y', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
-    config = _geometry_config(temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend, Xt.shape[0] * Yt.shape[0])
+    config = _geometry_config(temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend, Xt.shape[0] * Yt.shape[0], Xt.dtype)
     Xn, Yn = l2_normalize(Xt, 'X'), l2_normalize(Yt, 'Y')
     L = None if logits is None else check_matrix(logits, 'logits', rows=Xn.shape[0], cols=Yn.shape[0], dtype=Xn.dtype, device=Xn.device)
     theta = L if L is not None or config['backend'] == 'chunked' else Xn @ Yn.T / config['temperature']
@@ -611,7 +611,7 @@ def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, be
     "`geotter_chunked`'s inputs checked: (BlockCost, prior, neighbour lists or None, options)."
     if len(X.shape) != 2 or 0 in X.shape: raise ValueError(f"X has shape {tuple(X.shape)}; expected a non-empty (n, d) array")
     (n, d), dtype = X.shape, _dtype_of(X)
-    o = dict(temperature=check_temperature(temperature), beta=check_scalar(beta, 'beta', low=0, high=1),
+    o = dict(temperature=check_temperature(temperature, dtype=dtype), beta=check_scalar(beta, 'beta', low=0, high=1),
              alpha=check_scalar(alpha, 'alpha', low=0, high=1), steps=check_int(steps, 'steps', low=0),
              prior_weight=check_scalar(prior_weight, 'prior_weight'))
     Yn = l2_normalize(check_matrix(Y, 'Y', cols=d, dtype=dtype), 'Y')

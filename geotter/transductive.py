@@ -190,7 +190,7 @@ def transclip_zs(X,                      # (n, d) sample embeddings
     """
     F, Yn, logits = _inputs(X, Y, logits)
     k = min(3, F.shape[0] - 1) if k is None else check_k(k, F.shape[0])
-    check_scalar(lam, 'lam', low=0); check_scalar(temperature, 'temperature', low=0, low_open=True)
+    check_scalar(lam, 'lam', low=0); check_temperature(temperature, dtype=F.dtype)
     check_scalar(max_iter, 'max_iter', numbers.Integral, low=0); check_scalar(z_iter, 'z_iter', numbers.Integral, low=1)
     check_scalar(n_confident, 'n_confident', numbers.Integral, low=1)
     check_scalar(var_floor, 'var_floor', low=0, low_open=True)
@@ -412,12 +412,12 @@ def _stata_run(F, T, log_yhat, idx, w, *, alpha, lam, laplacian, max_iter, z_ite
     return z, mu, var
 
 # %% ../nbs/10_transductive.ipynb #b2a78d92
-def _stata_options(n:int, k, alpha, lam, laplacian, temperature, max_iter, z_iter, soft_counts, normalize_means,
+def _stata_options(n:int, dtype, k, alpha, lam, laplacian, temperature, max_iter, z_iter, soft_counts, normalize_means,
                    var_floor)->tuple:
     "StatA's options checked, each error naming its argument: (k, alpha) resolved."
     k = min(3, n - 1) if k is None else check_k(k, n)
     alpha = math.inf if isinstance(alpha, numbers.Real) and alpha == math.inf else check_scalar(alpha, 'alpha', low=0)
-    check_scalar(lam, 'lam', low=0); check_scalar(laplacian, 'laplacian', low=0); check_temperature(temperature)
+    check_scalar(lam, 'lam', low=0); check_scalar(laplacian, 'laplacian', low=0); check_temperature(temperature, dtype=dtype)
     check_scalar(max_iter, 'max_iter', numbers.Integral, low=0); check_scalar(z_iter, 'z_iter', numbers.Integral, low=1)
     check_bool(soft_counts, 'soft_counts'); check_bool(normalize_means, 'normalize_means')
     check_scalar(var_floor, 'var_floor', low=0, low_open=True)
@@ -508,7 +508,7 @@ def stata(X,                      # (n, d) sample embeddings
     ((40, 5), True)
     """
     F, T, logits = _inputs(X, Y, logits)
-    k, alpha = _stata_options(F.shape[0], k, alpha, lam, laplacian, temperature, max_iter, z_iter, soft_counts,
+    k, alpha = _stata_options(F.shape[0], F.dtype, k, alpha, lam, laplacian, temperature, max_iter, z_iter, soft_counts,
                               normalize_means, var_floor)
     log_yhat = torch.log_softmax(F @ T.T / temperature if logits is None else logits, dim=1)
     idx, w = _neighbours(F, k, knn_method)
