@@ -353,8 +353,9 @@ class Prepared:
             Entropic weight and class-marginal strength of the entropic solvers (None: the transport defaults, or for
             prior=None those of `UNKNOWN_RATIO` in GeoTTER's cost units).
         preserve_prior : False, True, 'project' or 'cost', default False
-            Keep the OT class totals through smoothing: 'project' (True) projects the smoothed plan back, 'cost' smooths
-            the cost instead of the plan (dense backend only).
+            Keep the OT class totals through smoothing: 'project' (True) projects the smoothed plan back (class totals
+            exact, the rows' masses 1/n to an L1 error of 1e-3), 'cost' smooths the cost instead of the plan (an exact
+            plan; dense backend only).
         prior_weight : float, default 0
             $\lambda$ of $\lambda\log\nu$ added to the logits (the reference code uses 1).
         beta, k : optional
