@@ -361,11 +361,18 @@ class Task:
     meta:dict=field(default_factory=dict) # provenance: backbone, template, source, ...
 
     def __post_init__(self):
-        if self.X is None and self.logits is None: raise ValueError(f"task {self.name!r} has neither X nor logits")
-        n = len(self.labels)
+        "Check that the parts fit: n labels, X with Y (d columns each) and/or logits (n, m), m classes in all."
+        bad = lambda why: ValueError(f"task {self.name!r}: {why}")
+        if np.ndim(self.labels) != 1: raise bad(f"labels has shape {np.shape(self.labels)}; expected (n,) integer labels")
+        if self.X is None and self.logits is None: raise bad("it has neither X nor logits")
+        if self.X is not None and self.Y is None and self.logits is None: raise bad("X is given without Y (the class embeddings)")
+        n, shapes = len(self.labels), {nm: np.shape(getattr(self, nm)) for nm in ('X', 'Y', 'logits') if getattr(self, nm) is not None}
+        if any(len(s) != 2 for s in shapes.values()): raise bad(f"expected 2-D X, Y and logits; got shapes {shapes}")
         for nm in ('X', 'logits'):
-            v = getattr(self, nm)
-            if v is not None and len(v) != n: raise ValueError(f"task {self.name!r}: {nm} has {len(v)} rows but labels has {n}")
+            if nm in shapes and shapes[nm][0] != n: raise bad(f"{nm} has {shapes[nm][0]} rows but labels has {n}")
+        if 'X' in shapes and 'Y' in shapes and shapes['X'][1] != shapes['Y'][1]: raise bad(f"X has {shapes['X'][1]} columns but Y has {shapes['Y'][1]}")
+        if 'Y' in shapes and 'logits' in shapes and shapes['logits'][1] != shapes['Y'][0]:
+            raise bad(f"logits has {shapes['logits'][1]} columns but Y has {shapes['Y'][0]} classes")
 
     @property
     def n_classes(self)->int: return len(self.Y) if self.Y is not None else self.logits.shape[1]

@@ -700,6 +700,7 @@ def run_method(method:str,            # one of METHODS
     (`estimate_label_ratio`); 'geotter-unknown' is GeoTTER with `prior='unknown'` whatever `prior` is given.
     """
     if method not in METHODS: raise ValueError(f"method={method!r}; expected one of {METHODS}")
+    if not isinstance(task, Task): raise TypeError(f"task is a {type(task).__name__}; expected a geotter.Task (e.g. Task(name, labels, X=X, Y=Y))")
     unknown = method == 'geotter-unknown' or isinstance(prior, str) and prior == 'unknown'
     if not unknown: prior = task.prior if prior is None else check_prior(prior, task.n_classes).cpu().numpy()   # checked even where unused
     if method in ('geotter', 'multi-geotter', 'geotter-unknown'):
@@ -707,7 +708,9 @@ def run_method(method:str,            # one of METHODS
         return np.asarray(geotter_on_task(task, None if unknown else prior, **opts).labels)
     if method in ('transclip-zs', 'zlap', 'stata'): return _prior_free(method, task, **kwargs)
     logits = task.zero_shot_logits()
-    if method == 'zs': return np.asarray(predict(logits))
+    if method == 'zs':
+        if kwargs: raise TypeError(f"method 'zs' takes no options; got {', '.join(sorted(kwargs))}")
+        return np.asarray(predict(logits))
     if method == 'otter': return np.asarray(predict(otter(logits, None if unknown else prior, **kwargs)))
     if unknown: prior = np.asarray(estimate_label_ratio(logits).target)
     if method == 'pm': return np.asarray(predict(prior_matching(logits, prior, **kwargs)))
