@@ -245,13 +245,13 @@ def _centre_cost(C:torch.Tensor,     # (K, d) centres, any norm
 # %% ../nbs/08_cluster.ipynb #fa748ddb
 def cluster_cost(X,                   # (n, d) sample embeddings
                  Y,                   # (m, d) class embeddings
-                 n_clusters:int|None=None, # K (default: m, one cluster per class)
+                 n_clusters:int|None=None, # K (default: m, one cluster per class; at most n)
                  seed:int|None=0,     # k-means seed
                  **kwargs,            # passed to `kmeans` (max_iter, method, max_block, max_train)
                 )->Array:             # (n, m) cost 1 - cos(c_z(i), y_j)
     r"Cluster-level cost $C^{\text{cluster}}_{ij}=1-\cos(c_{z(i)},y_j)$ from k-means on `X`."
     Xn, Yn = check_embeddings(X, Y)
-    K = Yn.shape[0] if n_clusters is None else n_clusters
+    K = min(Yn.shape[0], Xn.shape[0]) if n_clusters is None else n_clusters
     C, z = kmeans(Xn, K, seed=seed, **kwargs)
     return like_input(_centre_cost(C, Yn)[z], X)
 

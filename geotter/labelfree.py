@@ -155,6 +155,7 @@ def label_free_predict(X=None,          # (n, d) embeddings, a `Task` (labels an
     if X is not None and Y is None: raise ValueError("Y is None; expected the (m, d) class embeddings with X")
     L = np.asarray(check_matrix(zero_shot_logits(X, Y) if logits is None else logits, 'logits', dtype=torch.float64))
     Xa = None if X is None else np.asarray(check_matrix(X, 'X', rows=len(L)))
+    if len(L) < 2: raise ValueError(f"{'logits' if X is None else 'X'} has n={len(L)} sample; cross-fitting needs at least 2")
     folds = split_halves(len(L), n_folds, seed)
     pred = np.empty(len(L), dtype=np.int64)
     for f, B in enumerate(folds):

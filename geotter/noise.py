@@ -123,7 +123,7 @@ def _spread(Xn, Yn, C, z, R, K:int, sigma2:float, s2d:float, dim:int, max_iter:i
 # %% ../nbs/09_noise.ipynb #710930cc
 def estimate_noise(X,                          # (n, d) sample embeddings (re-normalized)
                    Y,                          # (m, d) class embeddings (re-normalized)
-                   n_clusters:int|None=None,   # k-means K (default m, as in `cluster_cost`)
+                   n_clusters:int|None=None,   # k-means K (default m, as in `cluster_cost`; at most n - 2)
                    seed:int=0,                 # k-means seed
                    n_init:int=1,               # k-means restarts
                    max_iter:int=0,             # noise-floor refinements (0: median rule)
@@ -132,7 +132,8 @@ def estimate_noise(X,                          # (n, d) sample embeddings (re-no
     r"Noise $\sigma^2$ and clean within-cluster spread $\tau^2$ of the scores, from the k-means residual spectrum (no labels)."
     Xn, Yn = (t.double() for t in check_embeddings(X, Y))
     n, d, m = *Xn.shape, Yn.shape[0]
-    K = m if n_clusters is None else check_scalar(n_clusters, 'n_clusters', numbers.Integral, low=1)
+    if n < 3: raise ValueError(f"X has n={n} samples; the noise estimate needs at least 3 (residual degrees of freedom)")
+    K = min(m, n - 2) if n_clusters is None else check_scalar(n_clusters, 'n_clusters', numbers.Integral, low=1)
     if n - K < 2: raise ValueError(f"n_clusters={K} with n={n} samples; expected n_clusters <= n - 2 (residual degrees of freedom)")
     C, z, R = _residuals(Xn, K, seed, n_init, partition)
     if float(R.abs().max()) <= 1e-12:                  # rows of unit norm: residuals at rounding level are no noise

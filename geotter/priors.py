@@ -38,6 +38,10 @@ def online_em_prior(probs,                 # (b, m) posteriors p(k | x_i) of the
                     tol:float=1e-10,       # stop when the L1 change of q is <= tol
                    )->Array:               # (m,) updated estimate, float64
     r"Incremental EM for the class prior: $q=\frac{N q_{\rm old}+\sum_i r_i(q)}{N+b}$, $r_i(q)=\mathrm{normalize}(p_i\odot q/\pi)$."
+    return like_input(_em_fixed_point(*_em_inputs(probs, q, 'q', count, source_prior, max_iter, tol)), probs)
+
+def _em_inputs(probs, q, q_name:str, count, source_prior, max_iter, tol)->tuple:
+    "EM's checked inputs (W = P / pi, q_old, count, max_iter, tol); the starting estimate `q` is named `q_name` in errors."
     P = check_matrix(probs, 'probs', dtype=torch.float64)
     if (P < 0).any(): raise ValueError("probs has negative entries; expected posteriors in [0, 1]")
     if (P.sum(1) == 0).any(): raise ValueError("probs has an all-zero row; expected posteriors that sum to 1")
@@ -46,8 +50,8 @@ def online_em_prior(probs,                 # (b, m) posteriors p(k | x_i) of the
     pi = check_prior(source_prior, m, name='source_prior', device=P.device)
     check_scalar(count, 'count', low=0); check_scalar(max_iter, 'max_iter', numbers.Integral, low=1)
     check_scalar(tol, 'tol', low=0, low_open=True)
-    q_old = pi.clone() if q is None else check_prior(q, m, name='q', device=P.device)
-    return like_input(_em_fixed_point(P / pi.clamp_min(1e-300), q_old, float(count), int(max_iter), tol), probs)
+    q_old = pi.clone() if q is None else check_prior(q, m, name=q_name, device=P.device)
+    return P / pi.clamp_min(1e-300), q_old, float(count), int(max_iter), tol
 
 # %% ../nbs/04_priors.ipynb #1712d90c
 def _em_step(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->torch.Tensor:
@@ -123,8 +127,8 @@ def em_prior(probs,                     # (n, m) model posteriors p(k | x_i) und
     >>> bool(np.allclose((P * q / (P @ q)[:, None]).mean(0), q))
     True
     """
-    q = online_em_prior(probs, init, 0.0, source_prior, max_iter, tol)
-    return like_input(as_tensor(q).to(as_tensor(probs).dtype), probs)
+    q = _em_fixed_point(*_em_inputs(probs, init, 'init', 0.0, source_prior, max_iter, tol))
+    return like_input(q.to(as_tensor(probs).dtype), probs)
 
 # %% ../nbs/04_priors.ipynb #6401f8a3
 def _predictions(S:np.ndarray, soft:bool)->np.ndarray:

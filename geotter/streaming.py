@@ -16,7 +16,7 @@ from joblib import delayed
 
 from .core import *
 from .transport import otter, DEFAULT_REG
-from .graph import knn_indices, _knn_options, _knn_search
+from .graph import KNN_METHODS, knn_indices, _knn_options, _knn_search
 from .cluster import kmeans, lloyd, nearest_centres
 from .method import PAPER_DEFAULTS, Prepared, geotter_inputs, prepare_task, cluster_table, fused_cost, transport, smooth_plan, _transport, _smooth_lists
 from .priors import em_prior, online_em_prior
@@ -136,7 +136,8 @@ def check_stream_options(options:dict)->dict:
     if o['reg'] is not None: check_scalar(o['reg'], 'reg', low=0, low_open=True)
     if o['solver'] not in ('emd', 'sinkhorn'): raise ValueError(f"solver={o['solver']!r}; expected 'emd' or 'sinkhorn'")
     if o['dual'] not in ('batch', 'running'): raise ValueError(f"dual={o['dual']!r}; expected 'batch' or 'running'")
-    if not isinstance(o['warm_start'], bool): raise ValueError(f"warm_start={o['warm_start']!r}; expected True or False")
+    for nm in ('warm_start', 'include_self'): check_bool(o[nm], nm)
+    check_choice(o['knn_method'], 'knn_method', KNN_METHODS); check_scalar(o['seed'], 'seed', numbers.Integral, low=0)
     if o['dual'] == 'running' and o['solver'] != 'sinkhorn':
         raise ValueError("dual='running' needs solver='sinkhorn' (the exact solver returns no potentials); use dual='batch'")
     return o
@@ -299,6 +300,7 @@ def stream_predict(X,                     # (n, d) samples
                   ):                      # (labels (n,) in X's row order and type, the StreamingGeoTTER)
     "Labels of every row of `X`, streamed in a random order in mini-batches."
     Xt = check_matrix(X, 'X')
+    if order_seed is not None: check_scalar(order_seed, 'order_seed', numbers.Integral, low=0)
     model = StreamingGeoTTER(Y, prior, pseudo_count, **options)
     L = None if logits is None else check_matrix(logits, 'logits', rows=Xt.shape[0])
     out = torch.empty(Xt.shape[0], dtype=torch.int64, device=Xt.device)

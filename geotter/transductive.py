@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .core import *
-from .graph import knn_indices
+from .graph import KNN_METHODS, knn_indices
 
 # %% auto #0
 __all__ = ['REALISTIC_SCENARIOS', 'transclip_objective', 'transclip_zs', 'zlap_graph', 'normalized_adjacency',
@@ -34,6 +34,7 @@ def _affinity(F:torch.Tensor, k:int, knn_method:str='auto', include_self:bool=Fa
 
 def _neighbours(F:torch.Tensor, k:int, knn_method:str, include_self:bool=False)->tuple:
     "The k-NN affinity (indices, weights) of the unit rows of F; (n, 0) empty ones when k = 0."
+    check_choice(knn_method, 'knn_method', KNN_METHODS)
     if k: return _affinity(F, k, knn_method, include_self)
     return torch.zeros((F.shape[0], 0), dtype=torch.int64, device=F.device), F.new_zeros((F.shape[0], 0))
 
