@@ -10,7 +10,7 @@ import warnings
 
 import torch
 
-from .core import Array, check_choice, check_int, check_matrix, check_prior, check_scalar, check_temperature, like_input
+from .core import Array, check_bool, check_choice, check_int, check_matrix, check_prior, check_scalar, check_temperature, like_input
 
 # %% auto #0
 __all__ = ['zero_shot', 'prior_shift', 'prior_matching', 'fenchel_prior_matching']
@@ -244,7 +244,7 @@ def prior_matching(logits:Array,           # (n, m) zero-shot logits θ (CLIP: c
     theta, nu, dtype = _inputs(logits, prior, T)
     max_iter = check_int(max_iter, 'max_iter', low=1); tol = check_scalar(tol, 'tol', low=0, low_open=True)
     P, w = _embed(*_pm_fit(theta, nu, T, form, max_iter, tol), nu > 0, dtype, logits)   # 0 where ν_j = 0
-    return (P, w) if return_weights else P
+    return (P, w) if check_bool(return_weights, 'return_weights') else P
 
 # %% ../nbs/01_baselines.ipynb #ffd6022c
 def _solve_hessian(p:torch.Tensor, lam:float, f:torch.Tensor)->torch.Tensor:
@@ -418,4 +418,4 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
     if not ok: warnings.warn(f"fenchel_prior_matching: the fixed point did not converge in inner_max_iter="
                              f"{inner_max_iter} Newton steps; increase inner_max_iter or inner_tol")
     P, w = _embed(P, w, sup, dtype, logits)
-    return (P, w) if return_weights else P
+    return (P, w) if check_bool(return_weights, 'return_weights') else P

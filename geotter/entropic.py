@@ -171,7 +171,7 @@ def _marginal_error(P:torch.Tensor, a:torch.Tensor, b:torch.Tensor, balanced:boo
 def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, name, checked:bool=False):
     "Shared body of `sinkhorn` (rho = inf) and `sinkhorn_unbalanced`: checks (`checked`: C, a, b already are), support, potentials, measured plan."
     reg, max_iter, tol, eps_scaling = _check_entropic_args(reg, max_iter, tol, eps_scaling, dtype)
-    out_dtype = dtype
+    log, out_dtype = check_bool(log, 'log'), dtype
     C0, a, b = (cost, a, b) if checked else check_ot_inputs(cost, a, b)
     if rho / (rho + reg) <= 0.5: eps_scaling = None     # a strongly damped column update converges fast without warm-up
     ri = torch.nonzero(a > 0)[:, 0]

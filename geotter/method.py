@@ -392,9 +392,9 @@ class Prepared:
 
     def _target(self, prior, solver, reg, rho)->tuple:
         "(target, solver, reg, rho): the prior given (exact transport by default), or the estimated ratio with a soft class marginal."
-        if prior is not None: return check_prior(prior, self.m, device=self.X.device), solver or 'emd', reg, rho
+        if prior is not None: return check_prior(prior, self.m, device=self.X.device), 'emd' if solver is None else solver, reg, rho
         nats = CLIP_TEMPERATURE / self.config['temperature']      # one nat of the zero-shot cost in units of GeoTTER's cost
-        solver = solver or 'unbalanced'
+        solver = 'unbalanced' if solver is None else solver
         if solver in ('sinkhorn', 'unbalanced') and reg is None: reg = UNKNOWN_RATIO['reg'] * nats
         if solver == 'unbalanced' and rho is None: rho = UNKNOWN_RATIO['rho'] * nats
         return self.ratio.target.to(self.X.device), solver, reg, rho

@@ -194,7 +194,7 @@ def transclip_zs(X,                      # (n, d) sample embeddings
     check_scalar(lam, 'lam', low=0); check_temperature(temperature, dtype=F.dtype)
     check_scalar(max_iter, 'max_iter', numbers.Integral, low=0); check_scalar(z_iter, 'z_iter', numbers.Integral, low=1)
     check_scalar(n_confident, 'n_confident', numbers.Integral, low=1)
-    check_scalar(var_floor, 'var_floor', low=0, low_open=True)
+    check_scalar(var_floor, 'var_floor', low=0, low_open=True); check_bool(normalize_means, 'normalize_means')
     log_yhat = torch.log_softmax(F @ Yn.T / temperature if logits is None else logits, dim=1)
     idx, w = _neighbours(F, k, knn_method)
     z = _transclip_run(F, log_yhat, idx, w, lam=lam, max_iter=max_iter, z_iter=z_iter, n_confident=n_confident,

@@ -166,10 +166,10 @@ def otter(logits,                   # (n, m) zero-shot logits
     """
     L = check_cost(logits, 'logits')
     if prior is None:                          # unknown ratio: the estimate, with a soft class marginal
-        prior, solver = estimate_label_ratio(L).target, solver or 'unbalanced'
+        prior, solver = estimate_label_ratio(L).target, 'unbalanced' if solver is None else solver
         if solver in ('sinkhorn', 'unbalanced') and reg is None: reg = UNKNOWN_RATIO['reg']
         if solver == 'unbalanced': kw = {'rho': UNKNOWN_RATIO['rho'], **kw}
-    solver = check_choice(solver or 'emd', 'solver', SOLVERS)
+    solver = check_choice('emd' if solver is None else solver, 'solver', SOLVERS)
     # the exact plan is the same for -θ (row constants LSE(θ_i) only shift the objective): no log-softmax, and the
     # exact solvers maximise <π, θ> directly, without a negated copy of the logits
     if solver in ('emd', 'fast', 'pot'): return solve_ot(logits, prior, solver=solver, reg=reg, maximize=True, **kw)
