@@ -592,7 +592,9 @@ def _dtype_of(X)->torch.dtype:
 
 def _check_lists(neighbors, n:int)->torch.Tensor:
     "Neighbour lists as an (n, k) int64 tensor of row indices."
-    I = check_matrix(neighbors, 'neighbors', dtype=torch.int64)
+    raw = check_matrix(neighbors, 'neighbors')
+    if raw.is_floating_point() and (raw != raw.round()).any(): raise ValueError("neighbors has fractional entries; expected row indices")
+    I = raw.to(torch.int64)
     if I.shape[0] != n: raise ValueError(f"neighbors has shape {tuple(I.shape)}; expected ({n}, k) with k >= 1")
     if I.min() < 0 or I.max() >= n: raise ValueError(f"neighbors has indices in [{int(I.min())}, {int(I.max())}]; expected [0, {n})")
     return I
