@@ -92,7 +92,7 @@ def _lloyd_faiss(X, C, max_iter, seed):
     faiss = faiss_module()
     A = np.ascontiguousarray(X.detach().cpu().numpy(), dtype=np.float32)
     gpu = X.is_cuda and hasattr(faiss, 'get_num_gpus') and faiss.get_num_gpus() > 0
-    km = faiss.Kmeans(A.shape[1], C.shape[0], niter=max_iter, seed=seed % 2**31, verbose=False, gpu=gpu,  # faiss: a C int
+    km = faiss.Kmeans(A.shape[1], C.shape[0], niter=min(max_iter, 2**31 - 1), seed=seed % 2**31, verbose=False, gpu=gpu,  # faiss: a C int
                       min_points_per_centroid=1, max_points_per_centroid=1 << 30)
     with faiss_threads(A.shape[0] * C.shape[0] * A.shape[1] * max_iter):
         km.train(A, init_centroids=np.ascontiguousarray(C.detach().cpu().numpy(), dtype=np.float32))

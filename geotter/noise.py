@@ -94,9 +94,20 @@ def _pooled(sizes:torch.Tensor, values:torch.Tensor)->float:
     return float((sizes * values).sum() / sizes.sum())
 
 # %% ../nbs/09_noise.ipynb #d2b86f72
+def _check_partition(partition, n:int, d:int)->tuple:
+    "`partition` as (centres (K, d) float, clusters (n,) int64 in [0, K)), else an error naming it."
+    if not (isinstance(partition, (tuple, list)) and len(partition) == 2):
+        raise ValueError(f"partition is a {type(partition).__name__}; expected (centres, clusters), as `kmeans` returns")
+    C = check_matrix(partition[0], 'partition centres', cols=d)
+    z = np.asarray(partition[1].cpu() if is_tensor(partition[1]) else partition[1])
+    if z.shape != (n,) or not np.issubdtype(z.dtype, np.integer) or z.min() < 0 or z.max() >= C.shape[0]:
+        raise ValueError(f"partition clusters have shape {z.shape} and dtype {z.dtype}; expected ({n},) integers in [0, {C.shape[0]})")
+    return C, torch.as_tensor(z, dtype=torch.int64)
+
 def _residuals(Xn:torch.Tensor, K:int, seed:int, n_init:int, partition)->tuple:
     "Centres C (K, d: the exact partition means), clusters z (n,) and residuals R = X - C_z of float64 unit rows."
-    C, z = (torch.as_tensor(a) for a in (kmeans(Xn, K, seed=seed, n_init=n_init) if partition is None else partition))
+    C, z = kmeans(Xn, K, seed=seed, n_init=n_init) if partition is None else _check_partition(partition, *Xn.shape)
+    C, z = torch.as_tensor(C), torch.as_tensor(z)
     C, z = _partition_means(Xn, z.to(Xn.device), C.to(Xn)), z.to(Xn.device)
     return C, z, Xn - C[z]
 
@@ -193,7 +204,7 @@ def data_driven_defaults(X,                      # (n, d) sample embeddings, or 
                          partition=None,         # (centres, clusters) of GeoTTER's k-means (None: run it)
                         )->dict:                 # beta, alpha, beta_star, sigma2, tau2, scale, k, estimates
     r"$(\beta,\alpha)$ from Sec. 5.3's closed forms with $\sigma^2,\tau^2$ estimated from the batch (no labels)."
-    check_scalar(k, 'k', numbers.Integral, low=1)
+    check_scalar(k, 'k', numbers.Integral, low=1); check_bool(scale_match, 'scale_match')
     est = estimate_noise(X, Y, n_clusters=n_clusters, seed=seed, n_init=n_init, max_iter=max_iter, partition=partition)
     w, alpha = _shrinkage_weight(est['sigma2'], est['tau2']), 1 / (1 + k)
     rho = cost_scale(X, Y, est['per_cluster']['centroid_norm'], est['assignment'], logits, temperature)
