@@ -131,9 +131,12 @@ def em_prior(probs,                     # (n, m) model posteriors p(k | x_i) und
     return like_input(q.to(as_tensor(probs).dtype), probs)
 
 # %% ../nbs/04_priors.ipynb #6401f8a3
-def _predictions(S:np.ndarray, soft:bool)->np.ndarray:
-    "Each row's prediction: one-hot at the arg-max, or (soft) the row normalised to probabilities."
-    return S / S.sum(1, keepdims=True) if soft else np.eye(S.shape[1])[S.argmax(1)]
+def _predictions(S:np.ndarray, soft:bool, name:str)->np.ndarray:
+    "Each row's prediction: one-hot at the arg-max, or (soft) the row normalised to probabilities (`name` in errors)."
+    if not soft: return np.eye(S.shape[1])[S.argmax(1)]
+    if (S < 0).any() or (S.sum(1) <= 0).any():
+        raise ValueError(f"{name} has negative entries or an all-zero row; soft=True needs probabilities (logits: soft=False)")
+    return S / S.sum(1, keepdims=True)
 
 def _confusion(probs, labels, soft,     # as in `confusion_rates`, unchecked
                names=('probs', 'labels'), # their argument names in errors
@@ -143,7 +146,7 @@ def _confusion(probs, labels, soft,     # as in `confusion_rates`, unchecked
     y = check_labels(labels, names[1], n=len(S), m=m)
     missing = sorted(set(range(m)) - set(y.tolist()))
     if missing: raise ValueError(f"{names[1]} has no sample of classes {missing[:5]}; BBSE needs every class in the labelled set")
-    H = _predictions(S, check_bool(soft, 'soft'))
+    H = _predictions(S, check_bool(soft, 'soft'), names[0])
     return np.stack([H[y == j].mean(0) for j in range(m)], 1)
 
 def confusion_rates(probs,              # (n, m) scores of the labelled samples (probabilities or logits)
@@ -194,7 +197,7 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
     """
     C = _confusion(source_probs, source_labels, soft, names=('source_probs', 'source_labels'))
     T = check_matrix(target_probs, 'target_probs', cols=C.shape[0], dtype=torch.float64).cpu().numpy()
-    mu = _predictions(T, soft).mean(0)
+    mu = _predictions(T, soft, 'target_probs').mean(0)
     q = np.clip(np.linalg.lstsq(C, mu, rcond=None)[0], 0, None)
     return q / q.sum() if q.sum() > 0 else np.full(len(q), 1 / len(q))
 
