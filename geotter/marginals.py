@@ -60,8 +60,10 @@ def prior_at_tv(prior,                   # (m,) true prior
                 max_draws:int=100,       # Dirichlet draws before the point-mass fallback
                )->np.ndarray:            # (m,) prior at TV distance exactly `tv`
     r"A random prior $(1-\lambda)\nu+\lambda s$ with $\mathrm{TV}$ exactly `tv` from $\nu$, $s\sim\mathrm{Dir}(c\mathbf 1)$."
+    if isinstance(prior, str) or np.ndim(prior) != 1: raise ValueError(f"prior={prior!r}; expected an (m,) probability vector")
     nu = np.asarray(check_prior(prior, len(prior)))
     check_scalar(tv, 'tv', low=0, high=1); check_scalar(concentration, 'concentration', low=0, low_open=True)
+    check_scalar(max_draws, 'max_draws', numbers.Integral, low=1)
     if tv == 0: return nu.copy()
     rng = check_random_state(seed)
     for _ in range(max_draws):
@@ -80,7 +82,7 @@ def _bucket_range(bucket:str, m:int)->tuple:
     if bucket not in BUCKETS: raise ValueError(f"bucket={bucket!r}; expected one of {tuple(BUCKETS)}")
     if BUCKETS[bucket] is None: return m, m
     lo, hi = BUCKETS[bucket]
-    hi = min(hi, m - 1)
+    hi = max(1, min(hi, m - 1))                    # partial: fewer classes than the pool, except in a one-class pool
     return min(lo, hi), hi
 
 # %% ../nbs/21_marginals.ipynb #2a41b367
@@ -91,8 +93,9 @@ def partial_batch(labels,                # (n,) labels of the pool
                   min_size:int=50,       # smallest acceptable batch
                  )->np.ndarray:          # sorted indices into `labels`
     "Indices of a random batch drawn from `n_classes` random classes only."
-    y = np.asarray(labels); classes = np.unique(y); rng = check_random_state(seed)
+    y = check_labels(labels); classes = np.unique(y); rng = check_random_state(seed)
     check_scalar(n_classes, 'n_classes', numbers.Integral, low=1, high=len(classes))
+    check_scalar(batch_size, 'batch_size', numbers.Integral, low=1); check_scalar(min_size, 'min_size', numbers.Integral, low=1)
     for _ in range(1000):
         pool = np.flatnonzero(np.isin(y, rng.choice(classes, n_classes, replace=False)))
         if len(pool) >= min_size: break
@@ -105,8 +108,9 @@ def partial_batches(labels,              # (n,) labels of the pool
                     n_batches:int=20, batch_size:int=500, seed=0, min_size:int=50,
                    )->list:              # n_batches sorted index arrays
     "Batches whose number of classes is drawn uniformly from `bucket` (see `BUCKETS`)."
-    y = np.asarray(labels); rng = check_random_state(seed)
+    y = check_labels(labels); rng = check_random_state(seed)
     check_scalar(n_batches, 'n_batches', numbers.Integral, low=1); check_scalar(batch_size, 'batch_size', numbers.Integral, low=1)
+    check_scalar(min_size, 'min_size', numbers.Integral, low=1)
     lo, hi = _bucket_range(bucket, len(np.unique(y)))
     if bucket == 'all': return [np.sort(rng.choice(len(y), min(batch_size, len(y)), replace=False)) for _ in range(n_batches)]
     return [partial_batch(y, int(rng.integers(lo, hi + 1)), batch_size, rng, min_size) for _ in range(n_batches)]
