@@ -49,7 +49,7 @@ def calibration_bins(probs,               # (n, m) predicted class probabilities
                     )->pd.DataFrame:      # one row per bin: lo, hi, count, confidence, accuracy
     "Per-bin mean top-label confidence and accuracy: the data of a reliability diagram."
     P, y = _probs_labels(probs, labels)
-    check_int(n_bins, 'n_bins', low=1)
+    check_int(n_bins, 'n_bins', low=1, high=2**20)
     conf, correct = P.max(1), (P.argmax(1) == y).astype(np.float64)
     b = _bin_index(conf, n_bins, scheme)
     cnt = np.bincount(b, minlength=n_bins)
@@ -117,10 +117,16 @@ def class_duals(cost,                   # (n, m) cost C of the transport problem
     r"Class dual potentials of an exact OT plan: the centre of $\{g:\ g_k-g_j\le\min_{i:\pi_{ij}>0}(C_{ik}-C_{ij})\}$."
     C = check_matrix(cost, 'cost', dtype=torch.float64)
     P = check_matrix(plan, 'plan', rows=C.shape[0], cols=C.shape[1], dtype=torch.float64, device=C.device)
+    if (P < 0).any() or P.max() <= 0: raise ValueError("plan has negative entries or no mass; expected a transport plan")
+    tol = check_scalar(tol, 'tol', low=0)
+    if v is not None:
+        v = as_tensor(v, torch.float64, C.device, 'v').flatten()
+        if v.shape != (C.shape[1],) or not torch.isfinite(v).all():
+            raise ValueError(f"v has {v.numel()} entries, finite: {bool(torch.isfinite(v).all())}; expected {C.shape[1]} finite class duals")
     sup = P > tol * P.max()
     act = torch.nonzero(sup.any(0))[:, 0]
     W = torch.stack([(C[sup[:, j]] - C[sup[:, j]][:, j:j + 1]).min(0).values[act] for j in act.tolist()])
-    v0 = torch.zeros(len(act), dtype=torch.float64, device=C.device) if v is None else as_tensor(v, torch.float64, C.device, 'v')[act]
+    v0 = torch.zeros(len(act), dtype=torch.float64, device=C.device) if v is None else v[act]
     D = W - v0[None, :] + v0[:, None]; D.fill_diagonal_(0)      # reduced by the solver's duals: >= 0 if they certify the plan
     for k in range(len(act)): D = torch.minimum(D, D[:, k:k + 1] + D[k:k + 1, :])     # Floyd–Warshall
     neg = -1e-9 * max(1.0, C.abs().max().item())
@@ -289,6 +295,7 @@ def reliability_diagram(probs, labels,  # (n, m) probabilities, (n,) labels
     import matplotlib.pyplot as plt
     t = calibration_bins(probs, labels, n_bins, scheme)
     if ax is None: ax = plt.subplots(figsize=(3, 3))[1]
+    elif not isinstance(ax, plt.Axes): raise TypeError(f"ax is a {type(ax).__name__}; expected matplotlib Axes or None")
     lo, hi = (t.lo, t.hi) if scheme == 'width' else (t.lo.fillna(0), t.hi.fillna(0))
     ok = t['count'] > 0
     ax.bar(lo[ok], t.accuracy[ok], width=(hi - lo)[ok], align='edge', color='tab:blue', edgecolor='white', alpha=0.8, label='accuracy')
