@@ -25,11 +25,17 @@ __all__ = ['NLL_FLOOR', 'ZS_TEMPERATURE', 'POSTERIORS', 'calibration_bins', 'exp
            'reliability_diagram', 'plot_reliability']
 
 # %% ../nbs/23_calibration.ipynb #38d1aced
+def _eps(x)->float:
+    "Machine epsilon of a float array's dtype (numpy or torch; 0 for other dtypes)."
+    dt = getattr(x, 'dtype', None)
+    if isinstance(dt, torch.dtype): return torch.finfo(dt).eps if dt.is_floating_point else 0.0
+    return float(np.finfo(dt).eps) if dt is not None and np.issubdtype(dt, np.floating) else 0.0
+
 def _probs_labels(probs, labels):
     "Validated (n, m) float64 probabilities and (n,) int labels as numpy arrays."
     P = check_matrix(probs, 'probs', dtype=torch.float64).cpu().numpy()
     y = check_labels(labels, 'labels', n=len(P), m=P.shape[1])
-    if (P < 0).any() or np.abs(P.sum(1) - 1).max() > 1e-4:
+    if (P < 0).any() or np.abs(P.sum(1) - 1).max() > max(1e-4, 2 * P.shape[1] * _eps(probs)):   # float16 rows: to their precision
         raise ValueError(f"probs must have non-negative rows summing to 1; max |row sum - 1| = {np.abs(P.sum(1) - 1).max():.3g}")
     return P, y
 
