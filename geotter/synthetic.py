@@ -90,11 +90,12 @@ def make_long_tail(n_classes:int=20,        # m: number of classes
                    n_per_head:int=300,      # samples per head class
                    head_tail_ratio:float=10,# head : tail samples per class
                    prototype_drift:float=0.5, # rho: class-embedding drift towards confusers (0 = true prototypes)
-                   n_confusers:int=2,       # classes each class embedding drifts towards
+                   n_confusers:int|None=None, # classes each class embedding drifts towards (None: 2, at most n_classes - 1)
                    noise_scale:str='per_coordinate', # offsets N(0, s^2 I) ('per_coordinate') or N(0, s^2/d I) ('per_vector')
                    seed=0,                  # int or numpy Generator
                   )->Task:                  # X (n, d), Y (m, d), labels (n,), meta
     "The synthetic long-tailed zero-shot task of Appendix C.3.2, with drifted class embeddings."
+    if n_confusers is None and isinstance(n_classes, numbers.Integral): n_confusers = max(0, min(2, n_classes - 1))
     _check_generator_args(n_classes, dim, n_head, n_sub, sigma_sub, sigma_intra, n_per_head,
                           head_tail_ratio, prototype_drift, n_confusers, noise_scale)
     rng = check_random_state(seed)
