@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .store import NAME_MAX, STORE_ENV, atomic_write, scratch_path, store_root
+from .store import NAME_MAX, STORE_ENV, atomic_write, max_name_bytes, scratch_path, store_root
 
 # %% auto #0
 __all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
            'GEOTTER_METHODS', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES', 'module_constant',
-           'UsageError', 'check_number', 'check_output_file', 'check_output_dir', 'load_array', 'normalise_prior',
-           'load_demo_task', 'results_dir', 'imbalance', 'task_summary', 'plot_results', 'demo_tables', 'demo_estimate',
-           'demo', 'check_option', 'check_adapt_inputs', 'save_labels', 'adapt_files', 'resolve_tasks',
-           'run_experiment', 'experiment_tables', 'check_extract', 'main']
+           'UsageError', 'check_number', 'check_output_file', 'check_output_dir', 'write_output', 'load_array',
+           'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance', 'task_summary', 'plot_results',
+           'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs', 'save_labels', 'adapt_files',
+           'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract', 'main']
 
 # %% ../nbs/26_cli.ipynb #11cf738d
 def _literal(node):
@@ -85,10 +85,13 @@ def _shown(path)->str:
     "`path` for a one-line message (a very long one shortened in the middle)."
     s = str(path); return s if len(s) <= 90 else f"{s[:50]}...{s[-30:]} ({len(s)} characters)"
 
-def _too_long(p:Path)->str|None:
-    "Why `p` cannot be a path here (a name over NAME_MAX bytes), or None."
+def _too_long(p:Path, written:bool=False)->str|None:
+    "Why `p` cannot be a path here (a name over NAME_MAX bytes; a file `written` here: over `max_name_bytes()`), or None."
     n = max((len(os.fsencode(c)) for c in p.parts), default=0)
-    return f"a name of {n} bytes in this path; file systems allow {NAME_MAX}" if n > NAME_MAX else None
+    if n > NAME_MAX: return f"a name of {n} bytes in this path; file systems allow {NAME_MAX}"
+    last = len(os.fsencode(p.name))
+    if written and last > max_name_bytes():
+        return f"a name of {last} bytes in this path; a file written here has at most {max_name_bytes()} (its temporary copy must fit in {NAME_MAX})"
 
 def _probe(folder:Path, name:str, path):
     "Create and remove a scratch file in `folder`, or `UsageError` saying why nothing can be written there."
@@ -104,11 +107,12 @@ def check_output_file(path, name:str='--out', suffixes=LABEL_FORMATS,
                       inputs:dict|None=None)->Path: # option -> input file, never to be written
     "`path` as a `Path` if a file with one of `suffixes` can be written there and it is none of `inputs`, else `UsageError`."
     p = Path(path); real = Path(os.path.realpath(p))
-    if why := _too_long(p): raise UsageError(f"{name} {_shown(path)}: {why}")
+    if why := _too_long(p, written=True): raise UsageError(f"{name} {_shown(path)}: {why}")
     if p.is_symlink() and not real.exists():
         raise UsageError(f"{name} {path}: a symbolic link to {os.readlink(p)}, which does not exist; not followed (give another name)")
     if flag := _is_input(real, inputs or {}): raise UsageError(f"{name} {path}: is the {flag} file; inputs are never overwritten, give another name")
     if real.is_dir(): raise UsageError(f"{name} {path}: is a folder; expected a file name ending in {', '.join(suffixes)}")
+    if real.exists() and not real.is_file(): raise UsageError(f"{name} {path}: is not a regular file (a device, FIFO or socket); give another name")
     if p.suffix.lower() not in suffixes: raise UsageError(f"{name} {path}: expected a file name ending in {', '.join(suffixes)}")
     if not real.parent.is_dir():
         raise UsageError(f"{name} {path}: the folder {p.parent} {'is a file' if real.parent.exists() else 'does not exist'}")
@@ -121,11 +125,21 @@ def check_output_dir(path, name:str='--out')->Path:
     "`path` as a `Path` to a folder that exists or could be created, and can be written, else `UsageError`."
     p = Path(path)
     if why := _too_long(p): raise UsageError(f"{name} {_shown(path)}: {why}")
+    if p.is_symlink() and not p.exists(): raise UsageError(f"{name} {path}: a symbolic link to {os.readlink(p)}, which does not exist")
     if p.exists() and not p.is_dir(): raise UsageError(f"{name} {path}: is a file; expected a folder")
     q = p
     while not q.exists(): q = q.parent
     if not q.is_dir(): raise UsageError(f"{name} {path}: cannot create it, {q} is a file")
     _probe(q, name, path)
+    return p
+
+def write_output(path, write, name:str='')->Path:
+    "Write `path` atomically with `write(f)` (a binary file): through a link to its target, never through a dangling link or onto a device or FIFO."
+    p, who = Path(path), f"{name} {_shown(path)}".strip()
+    real = Path(os.path.realpath(p))
+    if p.is_symlink() and not real.exists(): raise UsageError(f"{who}: a symbolic link to {os.readlink(p)}, which does not exist; not followed")
+    if real.exists() and not real.is_file(): raise UsageError(f"{who}: is not a regular file (a folder, device, FIFO or socket)")
+    atomic_write(real, write)
     return p
 
 # %% ../nbs/26_cli.ipynb #0fb34f96
@@ -232,7 +246,7 @@ def plot_results(results, path=None):
     g = sns.catplot(long, x='method', y='value', hue='metric', col='task', kind='bar', height=3.6, aspect=1.5, sharey=False)
     g.set_axis_labels('', 'score (%)'); g.set_xticklabels(rotation=30)
     g.figure.suptitle('Test-time label-distribution adaptation (true label ratio as prior)', y=1.03)
-    if path is not None: g.figure.savefig(path, dpi=120, bbox_inches='tight')
+    if path is not None: write_output(path, lambda f: g.figure.savefig(f, format='png', dpi=120, bbox_inches='tight'))
     plt.close(g.figure)
     return g.figure
 
@@ -292,9 +306,9 @@ def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
     for t in loaded: print(task_summary(t))
     print(demo_estimate(tasks, methods), flush=True)
     res = _run_jobs(loaded, methods, progress)
-    res.to_csv(out / 'results.csv', index=False)
+    write_output(out / 'results.csv', lambda f: f.write(res.to_csv(index=False).encode()))
     tables = demo_tables(res, methods)
-    (out / 'table1.md').write_text(tables + '\n')
+    write_output(out / 'table1.md', lambda f: f.write((tables + '\n').encode()))
     plot_results(res, out / 'demo.png')
     print('\n' + tables)
     print(f"\nsaved {out / 'results.csv'}, {out / 'table1.md'}, {out / 'demo.png'}")
@@ -379,10 +393,7 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, m
 def save_labels(labels, path)->Path:
     "Write `labels` to exactly `path`, atomically (a link: to its target): `.npy` with `numpy.save`, `.txt`/`.csv` one integer per line."
     p, y = Path(path), np.asarray(labels)
-    real = Path(os.path.realpath(p))
-    if p.is_symlink() and not real.exists(): raise UsageError(f"--out {path}: a symbolic link to {os.readlink(p)}, which does not exist")
-    atomic_write(real, (lambda f: np.save(f, y)) if p.suffix.lower() == '.npy' else (lambda f: np.savetxt(f, y, fmt='%d')))
-    return p
+    return write_output(p, (lambda f: np.save(f, y)) if p.suffix.lower() == '.npy' else (lambda f: np.savetxt(f, y, fmt='%d')), '--out')
 
 def adapt_files(embeddings=None, classes=None, logits=None, prior=None, method='geotter', out='labels.npy', **options):
     "Predicted labels of `method` for the arrays in the given files, written to `out` (.npy, .txt or .csv)."

@@ -4,6 +4,7 @@
 
 # %% ../nbs/16_store.ipynb #0d8f8d29
 from __future__ import annotations
+import glob
 import hashlib
 import json
 import os
@@ -21,9 +22,9 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['DATA_ENV', 'STORE_ENV', 'NAME_MAX', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'READ_PATIENCE', 'data_root', 'store_root',
-           'StoreError', 'slug', 'entry_key', 'key_name', 'entry_dir', 'scratch_path', 'is_stale', 'clean_stale',
-           'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json', 'read_json', 'swap_in', 'write_entry',
-           'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run', 'list_entries']
+           'StoreError', 'slug', 'max_name_bytes', 'entry_key', 'key_name', 'entry_dir', 'scratch_path', 'is_stale',
+           'clean_stale', 'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json', 'read_json', 'swap_in',
+           'write_entry', 'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run', 'list_entries']
 
 # %% ../nbs/16_store.ipynb #10f14533
 DATA_ENV = 'GEOTTER_DATA'
@@ -48,6 +49,10 @@ def slug(s)->str:
 _KEY_CHARS = frozenset('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-')
 NAME_MAX = 255     # bytes in one folder name (ext4, APFS, NTFS)
 
+def max_name_bytes()->int:
+    "The longest name (bytes) a file or entry may have so that its scratch name (`scratch_path`) fits in NAME_MAX."
+    return NAME_MAX - len(os.fsencode(f'.~{socket.gethostname()}~{"9" * 10}~{"0" * 8}.tmp'))
+
 # %% ../nbs/16_store.ipynb #a7e1c0d1
 def entry_key(name:str,          # an entry's name or backbone
               what:str='name',   # what it is, for messages
@@ -58,8 +63,9 @@ def entry_key(name:str,          # an entry's name or backbone
         raise StoreError(f"{what} {name!r} cannot be a store key; expected a non-empty name without '/', '\\' or NUL, other than '.' and '..'")
     key = ''.join(c if c in _KEY_CHARS else ''.join(f'%{b:02X}' for b in c.encode('utf-8')) for c in name)
     key = '%2E' + key[1:] if key.startswith('.') else key
-    if len(key) > NAME_MAX:
-        raise StoreError(f"{what} {name[:40]!r}... ({len(name)} characters) is {len(key)} bytes as a folder name; the limit is {NAME_MAX}")
+    if len(key) > max_name_bytes():
+        raise StoreError(f"{what} {name[:40]!r}... ({len(name)} characters) is {len(key)} bytes as a folder name; the limit is "
+                         f"{max_name_bytes()} (NAME_MAX = {NAME_MAX}, less the room of a temporary name)")
     return key
 
 def key_name(key:str)->str|None:
@@ -90,6 +96,10 @@ _LEGACY_TMP = re.compile(r'^\..+\.[0-9a-f]{8}\.tmp$')
 def scratch_path(path:Path, kind:str='tmp')->Path:
     "A fresh name beside `path` for a temporary file ('tmp') or a staged ('new') or retired ('old') entry."
     return path.with_name(f'.{path.name}~{socket.gethostname()}~{os.getpid()}~{uuid.uuid4().hex[:8]}.{kind}')
+
+def max_name_bytes()->int:
+    "The longest name (bytes) a file or entry may have so that its scratch name (`scratch_path`) fits in NAME_MAX."
+    return NAME_MAX - len(os.fsencode(f'.~{socket.gethostname()}~{"9" * 10}~{"0" * 8}.tmp'))
 
 # %% ../nbs/16_store.ipynb #88bc0584
 TMP_MAX_AGE = 24 * 3600
@@ -126,11 +136,17 @@ def clean_stale(directory:str|Path, max_age:float=TMP_MAX_AGE)->list:
     return done
 
 # %% ../nbs/16_store.ipynb #b6fd85c0
+def _clean_own_tmp(path:Path)->None:
+    "Remove the stale temporary files of `path` itself (left by a crashed write); nothing else in its folder is touched."
+    for f in path.parent.glob(f'.{glob.escape(path.name)}~*.tmp'):
+        m = _SCRATCH.match(f.name)
+        if m and m['name'] == path.name and f.is_file() and not f.is_symlink() and is_stale(f): f.unlink(missing_ok=True)
+
 def atomic_write(path:str|Path,     # the file to (re)write
                  write:Callable,    # write(f) fills the binary file object f
                 )->Path:            # path
     "Call `write(f)` on a temporary file beside `path`, flush it to disk, then rename it onto `path`."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True); clean_stale(path.parent)
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True); _clean_own_tmp(path)
     tmp = scratch_path(path)
     try:
         with open(tmp, 'wb') as f:

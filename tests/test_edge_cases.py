@@ -176,3 +176,40 @@ def test_cli_weights_out_of_range_name_the_option(tmp_path, capsys):
             main(['adapt', '--embeddings', str(tmp_path / 'X.npy'), '--classes', str(tmp_path / 'Y.npy'), opt, value])
         err = capsys.readouterr().err.strip()
         assert e.value.code == 2 and len(err.splitlines()) == 1 and f'{opt}: got' in err and '<= 1' in err, err
+
+
+# --- files the CLI writes: never anything but the named output -------------------------------------------------------
+
+def _arrays(d):
+    rng = np.random.default_rng(0)
+    np.save(d / 'X.npy', rng.normal(size=(30, 6))); np.save(d / 'Y.npy', rng.normal(size=(3, 6)))
+    return ['adapt', '--embeddings', str(d / 'X.npy'), '--classes', str(d / 'Y.npy')]
+
+def test_adapt_leaves_other_hidden_files_alone(tmp_path, capsys):
+    import os, time
+    keep = [tmp_path / '.thesis.0badcafe.tmp', tmp_path / '.cache.12345678.tmp']   # another program's old scratch
+    keep[0].mkdir(); (keep[0] / 'ch1.tex').write_text('important'); keep[1].write_text('x')
+    for k in keep: os.utime(k, (time.time() - 3 * 86400,) * 2)
+    main(_arrays(tmp_path) + ['--out', str(tmp_path / 'labels.npy'), '--method', 'zs'])
+    assert (keep[0] / 'ch1.tex').read_text() == 'important' and keep[1].exists()
+
+@pytest.mark.parametrize('kind', ['fifo', 'dangling'])
+def test_adapt_out_not_a_regular_file(tmp_path, capsys, kind):
+    import os
+    out = tmp_path / 'o.npy'
+    os.mkfifo(out) if kind == 'fifo' else out.symlink_to(tmp_path / 'nowhere.npy')
+    with pytest.raises(SystemExit) as e: main(_arrays(tmp_path) + ['--out', str(out), '--method', 'zs'])
+    assert e.value.code == 2
+    assert ('not a regular file' if kind == 'fifo' else 'does not exist') in capsys.readouterr().err
+    assert (out.is_fifo() if kind == 'fifo' else not (tmp_path / 'nowhere.npy').exists())
+
+def test_output_folder_and_files_through_dangling_links(tmp_path):
+    from geotter.cli import UsageError, check_output_dir, write_output
+    (tmp_path / 'd').symlink_to(tmp_path / 'nowhere')
+    with pytest.raises(UsageError, match='does not exist'): check_output_dir(tmp_path / 'd', '--out')
+    (tmp_path / 'r.csv').symlink_to(tmp_path / 'new.csv')
+    with pytest.raises(UsageError, match='does not exist'): write_output(tmp_path / 'r.csv', lambda f: f.write(b'x'))
+    assert not (tmp_path / 'new.csv').exists()
+    (tmp_path / 't.md').write_text('old'); (tmp_path / 'l.md').symlink_to(tmp_path / 't.md')
+    write_output(tmp_path / 'l.md', lambda f: f.write(b'new'))               # an existing target: written, atomically
+    assert (tmp_path / 't.md').read_text() == 'new' and (tmp_path / 'l.md').is_symlink()
