@@ -19,15 +19,15 @@ from .method import PAPER_DEFAULTS, split_options, prepare_task
 from .experiments import ResultStore, unit_key, stored_rows
 
 # %% auto #0
-__all__ = ['NLL_FLOOR', 'ZS_TEMPERATURE', 'POSTERIORS', 'calibration_bins', 'expected_calibration_error', 'nll', 'brier',
-           'calibration_scores', 'plan_posteriors', 'class_duals', 'PosteriorModel', 'posterior_models',
+__all__ = ['MAX_BINS', 'NLL_FLOOR', 'ZS_TEMPERATURE', 'POSTERIORS', 'calibration_bins', 'expected_calibration_error', 'nll',
+           'brier', 'calibration_scores', 'plan_posteriors', 'class_duals', 'PosteriorModel', 'posterior_models',
            'posterior_model', 'posteriors', 'split_rows', 'fit_temperature', 'calibration_eval', 'run_calibration',
            'reliability_diagram', 'plot_reliability']
 
 # %% ../nbs/23_calibration.ipynb #38d1aced
 def _eps(x)->float:
-    "Machine epsilon of a float array's dtype (numpy or torch; 0 for other dtypes)."
-    dt = getattr(x, 'dtype', None)
+    "Machine epsilon of the dtype of a float array or of a list of float rows (numpy or torch; 0 for other dtypes)."
+    dt = getattr(x[0] if isinstance(x, (list, tuple)) and len(x) else x, 'dtype', None)
     if isinstance(dt, torch.dtype): return torch.finfo(dt).eps if dt.is_floating_point else 0.0
     return float(np.finfo(dt).eps) if dt is not None and np.issubdtype(dt, np.floating) else 0.0
 
@@ -35,7 +35,7 @@ def _probs_labels(probs, labels):
     "Validated (n, m) float64 probabilities and (n,) int labels as numpy arrays."
     P = check_matrix(probs, 'probs', dtype=torch.float64).cpu().numpy()
     y = check_labels(labels, 'labels', n=len(P), m=P.shape[1])
-    if (P < 0).any() or np.abs(P.sum(1) - 1).max() > max(1e-4, 2 * P.shape[1] * _eps(probs)):   # float16 rows: to their precision
+    if (P < 0).any() or np.abs(P.sum(1) - 1).max() > max(1e-4, (2 + np.log(P.shape[1])) * _eps(probs)):   # to the input's precision
         raise ValueError(f"probs must have non-negative rows summing to 1; max |row sum - 1| = {np.abs(P.sum(1) - 1).max():.3g}")
     return P, y
 
@@ -48,14 +48,16 @@ def _bin_index(conf:np.ndarray, n_bins:int, scheme:str)->np.ndarray:
     return b
 
 # %% ../nbs/23_calibration.ipynb #6c486dd5
+MAX_BINS = 2**20   # most bins of a calibration table (one row each)
+
 def calibration_bins(probs,               # (n, m) predicted class probabilities
                      labels,              # (n,) true labels
-                     n_bins:int=15,       # M bins
+                     n_bins:int=15,       # M bins, 1 <= M <= MAX_BINS
                      scheme:str='width',  # 'width' (equal-width) or 'mass' (equal-mass)
                     )->pd.DataFrame:      # one row per bin: lo, hi, count, confidence, accuracy
     "Per-bin mean top-label confidence and accuracy: the data of a reliability diagram."
     P, y = _probs_labels(probs, labels)
-    check_int(n_bins, 'n_bins', low=1, high=2**20)
+    check_int(n_bins, 'n_bins', low=1, high=MAX_BINS)
     conf, correct = P.max(1), (P.argmax(1) == y).astype(np.float64)
     b = _bin_index(conf, n_bins, scheme)
     cnt = np.bincount(b, minlength=n_bins)
@@ -68,7 +70,8 @@ def calibration_bins(probs,               # (n, m) predicted class probabilities
 # %% ../nbs/23_calibration.ipynb #5e89d7c5
 def expected_calibration_error(probs,     # (n, m) predicted class probabilities
                                labels,    # (n,) true labels
-                               n_bins:int=15, scheme:str='width',
+                               n_bins:int=15,      # M bins, 1 <= M <= MAX_BINS
+                               scheme:str='width', # 'width' (equal-width) or 'mass' (equal-mass)
                               )->float:   # ECE in [0, 1]
     "Top-label expected calibration error $\\sum_b\\frac{|B_b|}{n}|\\mathrm{acc}(B_b)-\\mathrm{conf}(B_b)|$ [1]."
     t = calibration_bins(probs, labels, n_bins, scheme)
@@ -117,18 +120,19 @@ def plan_posteriors(plan,               # (n, m) non-negative transport plan (or
 # %% ../nbs/23_calibration.ipynb #2963062d
 def class_duals(cost,                   # (n, m) cost C of the transport problem
                 plan,                   # (n, m) an optimal (exact) plan for `cost`
-                tol:float=1e-12,        # entries above tol * max(plan) count as the support
+                tol:float=1e-12,        # in [0, 1): entries above tol * max(plan) count as the support
                 v=None,                 # (m,) the plan's class duals from `emd(..., log=True)`, or None
                )->Array:                # (m,) class potentials g, centred; -inf for classes without mass
     r"Class dual potentials of an exact OT plan: the centre of $\{g:\ g_k-g_j\le\min_{i:\pi_{ij}>0}(C_{ik}-C_{ij})\}$."
     C = check_matrix(cost, 'cost', dtype=torch.float64)
     P = check_matrix(plan, 'plan', rows=C.shape[0], cols=C.shape[1], dtype=torch.float64, device=C.device)
-    if (P < 0).any() or P.max() <= 0: raise ValueError("plan has negative entries or no mass; expected a transport plan")
-    tol = check_scalar(tol, 'tol', low=0)
+    if (P < 0).any(): raise ValueError(f"plan has negative entries (min {P.min().item():.3g}); expected a transport plan")
+    if P.max() <= 0: raise ValueError("plan has no mass (all entries are zero); expected a transport plan")
+    tol = check_scalar(tol, 'tol', low=0, high=1, high_open=True)
     if v is not None:
         v = as_tensor(v, torch.float64, C.device, 'v').flatten()
-        if v.shape != (C.shape[1],) or not torch.isfinite(v).all():
-            raise ValueError(f"v has {v.numel()} entries, finite: {bool(torch.isfinite(v).all())}; expected {C.shape[1]} finite class duals")
+        if v.shape != (C.shape[1],): raise ValueError(f"v has {v.numel()} entries; expected {C.shape[1]}, one class dual per class")
+        if not torch.isfinite(v).all(): raise ValueError("v has NaN or infinite entries; expected finite class duals")
     sup = P > tol * P.max()
     act = torch.nonzero(sup.any(0))[:, 0]
     W = torch.stack([(C[sup[:, j]] - C[sup[:, j]][:, j:j + 1]).min(0).values[act] for j in act.tolist()])
@@ -299,9 +303,9 @@ def reliability_diagram(probs, labels,  # (n, m) probabilities, (n,) labels
                        ):               # the axes
     "Reliability diagram: per-bin accuracy against confidence, with the confidence histogram and the ECE."
     import matplotlib.pyplot as plt
+    if ax is not None and not isinstance(ax, plt.Axes): raise InputTypeError(f"ax is a {type(ax).__name__}; expected matplotlib Axes or None")
     t = calibration_bins(probs, labels, n_bins, scheme)
     if ax is None: ax = plt.subplots(figsize=(3, 3))[1]
-    elif not isinstance(ax, plt.Axes): raise TypeError(f"ax is a {type(ax).__name__}; expected matplotlib Axes or None")
     lo, hi = (t.lo, t.hi) if scheme == 'width' else (t.lo.fillna(0), t.hi.fillna(0))
     ok = t['count'] > 0
     ax.bar(lo[ok], t.accuracy[ok], width=(hi - lo)[ok], align='edge', color='tab:blue', edgecolor='white', alpha=0.8, label='accuracy')

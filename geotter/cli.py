@@ -378,7 +378,8 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, m
     if logits is None and (embeddings is None or classes is None):
         raise UsageError("give --embeddings and --classes, or --logits (or all three)")
     given, unknown = _method_options(method, options), prior is None or prior == 'unknown'
-    uniform = prior == 'uniform'
+    uniform, prior_free = prior == 'uniform', method in module_constant('geotter.method', 'PRIOR_FREE')
+    if prior_free and not unknown: raise UsageError(f"--prior is not used by --method {method}, which takes no class prior")
     out = check_output_file(out, inputs={'--embeddings': embeddings, '--classes': classes, '--logits': logits,
                                          '--prior': None if uniform or unknown else prior})
     X, Y, L = (load_array(f, flag, 2) if f is not None else None
@@ -386,7 +387,7 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, m
     _shape_checks(X, Y, L)
     m, n = (len(Y) if Y is not None else L.shape[1]), (len(X) if X is not None else len(L))
     if given.get('k', 0) >= n: raise UsageError(f"--k {given['k']}: expected fewer neighbours than the {n} samples")
-    nu, note = (None, UNKNOWN_NOTE) if unknown else (np.full(m, 1 / m), None) if uniform else normalise_prior(load_array(prior, '--prior', ndim=1), m)
+    nu, note = (None, None if prior_free else UNKNOWN_NOTE) if unknown else (np.full(m, 1 / m), None) if uniform else normalise_prior(load_array(prior, '--prior', ndim=1), m)
     return dict(X=X, Y=Y, logits=L, prior=nu, note=note, out=out, method=method, options=given, m=m)
 
 # %% ../nbs/26_cli.ipynb #071fc7dc
@@ -445,7 +446,7 @@ def resolve_tasks(names=None,          # task names given by the user, or None f
     for name in (default if names is None else names):
         if not isinstance(name, str) or name == 'synthetic': out.append(name); continue
         try: out.append(load_task(name))
-        except (FileNotFoundError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError) as e:      # OSError: also a folder or an unreadable file where data belong
             if names is not None: raise UsageError(f"{flag} {name}: cannot load this task: {e}") from None
             skipped.append(name)
     if skipped: log(f"skipping {len(skipped)} default tasks whose data are not found: {', '.join(skipped)} ({flag} NAME says why)")

@@ -60,8 +60,10 @@ def prior_at_tv(prior,                   # (m,) true prior
                 max_draws:int=100,       # Dirichlet draws before the point-mass fallback
                )->np.ndarray:            # (m,) prior at TV distance exactly `tv`
     r"A random prior $(1-\lambda)\nu+\lambda s$ with $\mathrm{TV}$ exactly `tv` from $\nu$, $s\sim\mathrm{Dir}(c\mathbf 1)$."
-    if isinstance(prior, str) or np.ndim(prior) != 1: raise ValueError(f"prior={prior!r}; expected an (m,) probability vector")
-    nu = np.asarray(check_prior(prior, len(prior)))
+    if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) probability vector")
+    p = as_tensor(prior, dtype=torch.float64, name='prior')
+    if p.ndim != 1 or len(p) == 0: raise ValueError(f"prior has shape {tuple(p.shape)}; expected an (m,) probability vector")
+    nu = check_prior(p, len(p)).cpu().numpy()
     check_scalar(tv, 'tv', low=0, high=1); check_scalar(concentration, 'concentration', low=0, low_open=True)
     check_scalar(max_draws, 'max_draws', numbers.Integral, low=1)
     if tv == 0: return nu.copy()
@@ -79,8 +81,7 @@ def prior_at_tv(prior,                   # (m,) true prior
 BUCKETS = {'1-4': (1, 4), '5-25': (5, 25), 'all': None}
 
 def _bucket_range(bucket:str, m:int)->tuple:
-    if bucket not in BUCKETS: raise ValueError(f"bucket={bucket!r}; expected one of {tuple(BUCKETS)}")
-    if BUCKETS[bucket] is None: return m, m
+    if BUCKETS[check_choice(bucket, 'bucket', tuple(BUCKETS))] is None: return m, m
     lo, hi = BUCKETS[bucket]
     hi = max(1, min(hi, m - 1))                    # partial: fewer classes than the pool, except in a one-class pool
     return min(lo, hi), hi

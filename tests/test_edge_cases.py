@@ -213,3 +213,10 @@ def test_output_folder_and_files_through_dangling_links(tmp_path):
     (tmp_path / 't.md').write_text('old'); (tmp_path / 'l.md').symlink_to(tmp_path / 't.md')
     write_output(tmp_path / 'l.md', lambda f: f.write(b'new'))               # an existing target: written, atomically
     assert (tmp_path / 't.md').read_text() == 'new' and (tmp_path / 'l.md').is_symlink()
+
+@pytest.mark.parametrize('method', ['zs', 'transclip-zs', 'zlap', 'stata', 'geotter-unknown'])
+def test_adapt_refuses_a_prior_the_method_does_not_use(tmp_path, capsys, method):
+    with pytest.raises(SystemExit) as e: main(_arrays(tmp_path) + ['--prior', 'uniform', '--method', method, '--out', str(tmp_path / 'o.npy')])
+    assert e.value.code == 2 and f'--prior is not used by --method {method}' in capsys.readouterr().err
+    main(_arrays(tmp_path) + ['--method', method, '--out', str(tmp_path / 'o.npy')])         # without it: no note on a ratio
+    assert 'label ratio is unknown' not in capsys.readouterr().err
