@@ -542,6 +542,18 @@ def extract_main(dataset:str,                 # registry name, e.g. 'cifar10' or
     return out
 
 # %% ../nbs/17_data.ipynb #2f95752a
+def _check_entry(arrs:dict, m:dict, where:Path)->None:
+    "An embeddings entry's parts, as `write_embeddings` writes them: else a `StoreError` naming its manifest `where`."
+    def bad(why): raise StoreError(f"{where}: {why}; the entry is not one geotter wrote (extract it again)")
+    if not {'X', 'Y', 'labels'} <= set(arrs): bad(f"files {sorted(arrs)}; expected X, Y and labels")
+    X, Y, y, names = arrs['X'], arrs['Y'], arrs['labels'], m.get('class_names')
+    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]: bad(f"X {list(X.shape)} and Y {list(Y.shape)}; expected (n, d) and (m, d)")
+    if X.dtype.kind != 'f' or Y.dtype.kind != 'f' or not (np.isfinite(X).all() and np.isfinite(Y).all()): bad("X and Y must be finite floats")
+    if y.ndim != 1 or len(y) != len(X) or y.dtype.kind not in 'iu' or (len(y) and (y.min() < 0 or y.max() >= len(Y))):
+        bad(f"labels {list(y.shape)} {y.dtype}; expected {len(X)} integer labels in [0, {len(Y)})")
+    if not (isinstance(names, list) and len(names) == len(Y) and all(isinstance(c, str) and c for c in names) and len(set(names)) == len(names)):
+        bad(f"class_names must be {len(Y)} distinct non-empty strings")
+
 def load_embeddings(name:str,                 # entry name, e.g. 'cifar10'
                     backbone:str,             # backbone name, e.g. 'ViT-B-16'
                     root:str|Path|None=None,  # store root (see `store_root`)
@@ -549,8 +561,7 @@ def load_embeddings(name:str,                 # entry name, e.g. 'cifar10'
                    )->Task:
     "The stored embeddings of `name` under `backbone` as a `Task` (X, Y, labels, class names, manifest)."
     arrs, m = read_entry(entry_dir(name, backbone, root), verify)
-    if len(arrs['labels']) != len(arrs['X']) or len(arrs['Y']) != len(m['class_names']):
-        raise StoreError(f"{entry_dir(name, backbone, root) / 'manifest.json'}: array sizes disagree with the manifest")
+    _check_entry(arrs, m, entry_dir(name, backbone, root) / 'manifest.json')
     meta = {k: v for k, v in m.items() if k != 'files'}
     return Task(name=name, labels=arrs['labels'].astype(np.int64), X=arrs['X'].astype(np.float32),
                 Y=arrs['Y'].astype(np.float32), class_names=list(m['class_names']), meta=meta)

@@ -287,6 +287,11 @@ def _sha256_of(fh)->str:
 
 def _load_checked(path:Path, rec:dict, verify:bool)->np.ndarray:
     "One array of an entry, read through one open file (so the bytes hashed are the bytes loaded), checked."
+    ok = isinstance(rec, dict) and isinstance(rec.get('file'), str) and rec['file'] not in ('', '.', '..') and \
+         Path(rec['file']).name == rec['file'] and isinstance(rec.get('sha256'), str) and isinstance(rec.get('shape'), list) \
+         and isinstance(rec.get('dtype'), str)
+    if not ok: raise StoreError(f"{path / 'manifest.json'}: a file record {str(rec)[:80]} is malformed; expected "
+                                "{'file': a plain file name, 'sha256', 'shape', 'dtype'}")
     f = path / rec['file']
     if not f.is_file(): raise StoreError(f"{f}: {'not a file' if f.exists() else 'missing'}; the entry is incomplete (delete {path} and extract again)")
     try:

@@ -220,3 +220,27 @@ def test_adapt_refuses_a_prior_the_method_does_not_use(tmp_path, capsys, method)
     assert e.value.code == 2 and f'--prior is not used by --method {method}' in capsys.readouterr().err
     main(_arrays(tmp_path) + ['--method', method, '--out', str(tmp_path / 'o.npy')])         # without it: no note on a ratio
     assert 'label ratio is unknown' not in capsys.readouterr().err
+
+
+# --- store entries are checked when read --------------------------------------------------------------------------
+
+def test_store_entry_checked_on_read(tmp_path):
+    from geotter.store import StoreError, entry_dir, write_entry
+    from geotter.data import load_embeddings
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(20, 4)).astype(np.float32), rng.normal(size=(3, 4)).astype(np.float32)
+    good = dict(X=X, Y=Y, labels=rng.integers(0, 3, 20))
+    write_entry(entry_dir('ok', 'b', tmp_path), good, dict(class_names=['a', 'b', 'c']))
+    assert load_embeddings('ok', 'b', tmp_path).X.shape == (20, 4)
+    for name, arrs, names, msg in [('fl', dict(good, labels=np.linspace(0, 2.9, 20)), ['a', 'b', 'c'], 'integer labels'),
+                                   ('dup', good, ['a', 'a', 'b'], 'distinct non-empty strings'),
+                                   ('emp', good, ['a', '', 'b'], 'distinct non-empty strings'),
+                                   ('wid', dict(good, Y=Y[:, :3]), ['a', 'b', 'c'], r'expected \(n, d\) and \(m, d\)'),
+                                   ('nan', dict(good, X=np.where(X > 1, np.nan, X)), ['a', 'b', 'c'], 'finite floats')]:
+        write_entry(entry_dir(name, 'b', tmp_path), arrs, dict(class_names=names))
+        with pytest.raises(StoreError, match=msg): load_embeddings(name, 'b', tmp_path)
+
+@pytest.mark.parametrize('rec', [{'file': '../../etc/passwd', 'sha256': '0', 'shape': [1], 'dtype': 'f8'}, 7, {'file': 'X.npy'}])
+def test_store_file_record_is_a_plain_name(tmp_path, rec):
+    from geotter.store import StoreError, _load_checked
+    with pytest.raises(StoreError, match='malformed'): _load_checked(tmp_path, rec, True)
