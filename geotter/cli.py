@@ -179,7 +179,7 @@ def load_array(path,               # a .npy, .txt or .csv file
         with warnings.catch_warnings():           # an empty text file: numpy warns, we say it once below
             warnings.simplefilter('ignore')
             a = _read_npy(p, name) if p.suffix.lower() == '.npy' else \
-                np.loadtxt(p, delimiter=',' if p.suffix.lower() == '.csv' else None, ndmin=ndim or 0)
+                np.loadtxt(p, delimiter=',' if p.suffix.lower() == '.csv' else None, ndmin=ndim or 0, encoding='utf-8-sig')   # a BOM (spreadsheets) is skipped
         a = np.asarray(a, dtype=np.float64) if a.dtype.kind in 'biuf' else None
     except (ValueError, OSError, EOFError, UnicodeDecodeError) as e:
         if isinstance(e, UsageError): raise

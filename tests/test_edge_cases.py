@@ -244,3 +244,9 @@ def test_store_entry_checked_on_read(tmp_path):
 def test_store_file_record_is_a_plain_name(tmp_path, rec):
     from geotter.store import StoreError, _load_checked
     with pytest.raises(StoreError, match='malformed'): _load_checked(tmp_path, rec, True)
+
+@pytest.mark.parametrize('suffix, text', [('.txt', '0.5 0.25\r\n0.125 1\r\n'), ('.csv', '0.5,0.25\n0.125,1\n')])
+def test_text_inputs_with_a_byte_order_mark(tmp_path, suffix, text):
+    from geotter.cli import load_array
+    f = tmp_path / ('a' + suffix); f.write_bytes(b'\xef\xbb\xbf' + text.encode())      # UTF-8 BOM, as spreadsheets save
+    np.testing.assert_array_equal(load_array(f, '--embeddings', 2), [[0.5, 0.25], [0.125, 1]])
