@@ -35,12 +35,6 @@ def _n_rows(X)->int:
     if shape[0] == 0: raise ValueError(f"X has shape {tuple(shape)}; expected at least one row")
     return int(shape[0])
 
-def _check_target(prior)->torch.Tensor:
-    "`prior` as a checked (m,) vector of class weights: the chunked solvers need the weights (not None, 'uniform' or a scalar)."
-    if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) array of class weights")
-    if np.ndim(prior) != 1: raise ValueError(f"prior has shape {np.shape(prior)}; expected an (m,) array of class weights")
-    return check_prior(prior, len(prior))
-
 def row_blocks(X,                     # (n, d) numpy array, torch tensor or row-chunked dask array
                chunk_rows:int,        # rows per block (ignored for dask, which has its own chunks)
               )->list:                # [(start, stop)] covering 0..n
@@ -150,8 +144,7 @@ def candidate_ot(cls:np.ndarray,      # (n, K) candidate classes of each row
                 )->tuple:             # (rows, classes, masses in units of 1/n, costs, potentials (m,), paths, status)
     "Exact transport of unit rows to capacities $n\\nu$ over the candidate lists, by successive shortest paths."
     n, K = cls.shape
-    if isinstance(prior, str) or prior is None: raise ValueError(f"prior={prior!r}; expected an (m,) array")
-    nu = check_prior(prior, len(prior)).numpy()
+    nu = check_prior(prior, None).numpy()
     indptr, c, s = np.arange(n + 1, dtype=np.int64) * K, cls.ravel().astype(np.int64), cst.ravel().astype(np.float64)
     v = _warm_potentials(indptr, c, s, nu, check_random_state(seed)) if v0 is None else np.asarray(v0, np.float64)
     es, eq, ex, v, naug, status = _ssp_run(indptr, c, s, nu, v)
@@ -281,7 +274,7 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
               progress:bool|None=None,  # bars over the candidate pass and the rounds (None: from 2^28 cost entries)
              )->SparsePlan:           # certified optimal plan (CSR) and class potentials
     "Exact OT of uniform rows $1/n$ to `prior` with the cost streamed in row blocks, never an n×m matrix."
-    n, nu, progress = _n_rows(X), _check_target(prior).numpy(), check_progress(progress)
+    n, nu, progress = _n_rows(X), check_prior(prior, None).numpy(), check_progress(progress)
     K, max_rounds = int(check_scalar(n_candidates, 'n_candidates', int, low=1)), check_int(max_rounds, 'max_rounds', low=1)
     stats = dict(candidates_s=0.0, solve_s=0.0, rescore_s=0.0, rounds=0, paths=0, rescored=0)
     while True:
@@ -358,7 +351,7 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
     result's `dual` is NaN (no certificate: the problem is entropic); `stats` holds the sample size, the fit's
     iterations and the seconds of the fit and of the pass.
     """
-    n, nu, progress = _n_rows(X), _check_target(prior), check_progress(progress)
+    n, nu, progress = _n_rows(X), check_prior(prior, None), check_progress(progress)
     reg, cutoff = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(cutoff, 'cutoff', low=0, low_open=True)
     sample = None if sample is None else check_int(sample, 'sample', low=1)
     t0, rows = time.perf_counter(), sample_rows(n, sample, seed)

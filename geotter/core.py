@@ -110,12 +110,17 @@ def check_matrix(x,                  # candidate (rows, cols) array
 
 # %% ../nbs/00_core.ipynb #cfa0c249
 def check_prior(prior,               # (m,) class prior, or "uniform"/None
-                m:int,               # number of classes
+                m:int|None,          # number of classes (None: the length of `prior`, which must then be a vector)
                 name:str='prior',    # argument name used in error messages
                 atol:float=1e-4,     # tolerance on the sum
                 device=None,
                )->torch.Tensor:
     r"`prior` as a float64 tensor on the simplex $\Delta^{m-1}$; raises `ValueError` otherwise."
+    if m is None:                       # the classes are counted by the prior itself: 'uniform' or None say nothing
+        if prior is None or isinstance(prior, str): raise ValueError(f"{name}={prior!r}; expected an (m,) array of class probabilities")
+        prior = as_tensor(prior, dtype=torch.float64, device=device, name=name)
+        if prior.ndim != 1 or len(prior) == 0: raise ValueError(f"{name} has shape {_shape(prior)}; expected an (m,) array of class probabilities")
+        m = len(prior)
     if m < 1: raise ValueError(f"the class list is empty (m={m}); expected at least one class")
     if prior is None or (isinstance(prior, str) and prior == 'uniform'):
         return torch.full((m,), 1.0 / m, dtype=torch.float64, device=device)

@@ -60,10 +60,7 @@ def prior_at_tv(prior,                   # (m,) true prior
                 max_draws:int=100,       # Dirichlet draws before the point-mass fallback
                )->np.ndarray:            # (m,) prior at TV distance exactly `tv`
     r"A random prior $(1-\lambda)\nu+\lambda s$ with $\mathrm{TV}$ exactly `tv` from $\nu$, $s\sim\mathrm{Dir}(c\mathbf 1)$."
-    if prior is None or isinstance(prior, str): raise ValueError(f"prior={prior!r}; expected an (m,) probability vector")
-    p = as_tensor(prior, dtype=torch.float64, name='prior')
-    if p.ndim != 1 or len(p) == 0: raise ValueError(f"prior has shape {tuple(p.shape)}; expected an (m,) probability vector")
-    nu = check_prior(p, len(p)).cpu().numpy()
+    nu = check_prior(prior, None).cpu().numpy()
     check_scalar(tv, 'tv', low=0, high=1); check_scalar(concentration, 'concentration', low=0, low_open=True)
     check_scalar(max_draws, 'max_draws', numbers.Integral, low=1)
     if tv == 0: return nu.copy()

@@ -22,12 +22,10 @@ def total_variation(p,                  # (m,) class prior, or 'uniform'
                     q,                  # (m,) class prior, or 'uniform'
                    )->float:            # TV distance in [0, 1]
     r"Total-variation distance $\tfrac12\lVert p-q\rVert_1$ between two class priors, each checked to be one (`check_prior`)."
-    given = [(x, name) for x, name in ((p, 'p'), (q, 'q')) if not isinstance(x, str)]
-    if not given: raise ValueError(f"p={p!r} and q={q!r}; expected at least one of them a probability vector")
-    x, name = given[0]; t = as_tensor(x, name=name)
-    if t.ndim != 1: raise ValueError(f"{name} has shape {tuple(t.shape)}; expected a 1-D probability vector")
-    m = t.shape[0]
-    return float(0.5 * (check_prior(p, m, name='p') - check_prior(q, m, name='q')).abs().sum())
+    if isinstance(p, str) and isinstance(q, str): raise ValueError(f"p={p!r} and q={q!r}; expected at least one of them a probability vector")
+    (a, na), (b, nb) = ((p, 'p'), (q, 'q')) if not isinstance(p, str) else ((q, 'q'), (p, 'p'))   # the vector counts the classes
+    a = check_prior(a, None, name=na)
+    return float(0.5 * (a - check_prior(b, len(a), name=nb)).abs().sum())
 
 # %% ../nbs/04_priors.ipynb #d2d68376
 def online_em_prior(probs,                 # (b, m) posteriors p(k | x_i) of the new batch
