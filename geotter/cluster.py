@@ -15,7 +15,7 @@ from .graph import faiss_module, faiss_threads, unit_rows
 
 # %% auto #0
 __all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'lloyd', 'kmeans',
-           'cluster_cost', 'fuse_costs']
+           'check_partition', 'cluster_cost', 'fuse_costs']
 
 # %% ../nbs/08_cluster.ipynb #7129a3bf
 def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int, bar=None):
@@ -241,6 +241,21 @@ def _centre_cost(C:torch.Tensor,     # (K, d) centres, any norm
     U, some = torch.zeros_like(C), (C != 0).any(dim=1)
     U[some] = l2_normalize(C[some], 'centres')      # centres at the origin stay 0: cosine 0 with every class
     return 1 - U @ Yn.T
+
+def check_partition(centres,          # (K, d) centres of a k-means run
+                    clusters,         # (n,) cluster of each sample, or None
+                    n:int, d:int,     # samples and dimension they must fit
+                    names=('centres', 'clusters'), # their argument names in errors
+                    dtype=None, device=None,
+                   )->tuple:          # (centres (K, d) tensor, clusters (n,) int64 array or None)
+    "A partition given by the caller, checked: centres with d columns, clusters integers in [0, K), one per sample."
+    cent = check_matrix(centres, names[0], cols=d, dtype=dtype, device=device)
+    if clusters is None: return cent, None
+    z = np.asarray(clusters.cpu() if is_tensor(clusters) else clusters)
+    if z.shape != (n,) or not np.issubdtype(z.dtype, np.integer):
+        raise ValueError(f"{names[1]} has shape {z.shape} and dtype {z.dtype}; expected ({n},) integers")
+    if z.min() < 0 or z.max() >= len(cent): raise ValueError(f"{names[1]} has clusters in [{z.min()}, {z.max()}]; expected [0, {len(cent)})")
+    return cent, z.astype(np.int64)
 
 # %% ../nbs/08_cluster.ipynb #fa748ddb
 def cluster_cost(X,                   # (n, d) sample embeddings

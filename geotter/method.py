@@ -16,7 +16,7 @@ from .baselines import prior_matching, fenchel_prior_matching
 from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, otter, _check_solver, _solve_ot
 from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, sample_rows, smooth_sparse, sparse_argmax
 from .graph import KNN_METHODS, knn_indices, graph_smooth, neighbour_graph, _adjacency, _knn_options, _knn_search, _smooth
-from .cluster import kmeans, nearest_centres, _kmeans, _kmeans_options, _centre_cost
+from .cluster import kmeans, nearest_centres, check_partition, _kmeans, _kmeans_options, _centre_cost
 from .noise import data_driven_defaults
 from .transductive import transclip_zs, zlap, stata
 from .priors import UNKNOWN_RATIO, RatioEstimate, estimate_label_ratio, _label_ratio
@@ -599,16 +599,6 @@ def _check_lists(neighbors, n:int)->torch.Tensor:
     if I.min() < 0 or I.max() >= n: raise ValueError(f"neighbors has indices in [{int(I.min())}, {int(I.max())}]; expected [0, {n})")
     return I
 
-def _check_geometry(centroids, assignment, n:int, d:int, dtype, device=None)->tuple:
-    "Centroids as a (K, d) tensor; the assignment as an (n,) int64 array in [0, K) or None."
-    cent = check_matrix(centroids, 'centroids', cols=d, dtype=dtype, device=device)
-    if assignment is None: return cent, None
-    z = np.asarray(assignment.cpu() if is_tensor(assignment) else assignment)
-    if z.shape != (n,) or not np.issubdtype(z.dtype, np.integer):
-        raise ValueError(f"assignment has shape {z.shape} and dtype {z.dtype}; expected ({n},) integers")
-    if z.min() < 0 or z.max() >= len(cent): raise ValueError(f"assignment has clusters in [{z.min()}, {z.max()}]; expected [0, {len(cent)})")
-    return cent, z.astype(np.int64)
-
 # %% ../nbs/11_method.ipynb #6e8a694d
 def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, beta, alpha, steps, prior_weight)->tuple:
     "`geotter_chunked`'s inputs checked: (BlockCost, prior, neighbour lists or None, options)."
@@ -622,7 +612,7 @@ def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, be
                                        "prior; prepare(X, Y, backend='chunked').adapt(None) estimates the ratio")
     nu = check_prior(prior, Yn.shape[0], device=Yn.device)
     nb = _check_lists(neighbors, n) if o['alpha'] < 1 and o['steps'] > 0 else None
-    cent, z = _check_geometry(centroids, assignment, n, d, dtype, Yn.device)
+    cent, z = check_partition(centroids, assignment, n, d, ('centroids', 'assignment'), dtype, Yn.device)
     lp = o['prior_weight'] * torch.log(nu.to(dtype) + 1e-12) if o['prior_weight'] else None
     table = cluster_table(cent, Yn) if o['beta'] else None
     return BlockCost(Yn, o['temperature'], o['beta'], table, z, cent, lp), nu, nb, o

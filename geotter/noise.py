@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .core import *
-from .cluster import kmeans
+from .cluster import kmeans, check_partition
 
 # %% auto #0
 __all__ = ['mp_quantile', 'noise_floor', 'estimate_noise', 'cost_scale', 'fused_beta', 'data_driven_defaults']
@@ -98,11 +98,7 @@ def _check_partition(partition, n:int, d:int)->tuple:
     "`partition` as (centres (K, d) float, clusters (n,) int64 in [0, K)), else an error naming it."
     if not (isinstance(partition, (tuple, list)) and len(partition) == 2):
         raise ValueError(f"partition is a {type(partition).__name__}; expected (centres, clusters), as `kmeans` returns")
-    C = check_matrix(partition[0], 'partition centres', cols=d)
-    z = np.asarray(partition[1].cpu() if is_tensor(partition[1]) else partition[1])
-    if z.shape != (n,) or not np.issubdtype(z.dtype, np.integer) or z.min() < 0 or z.max() >= C.shape[0]:
-        raise ValueError(f"partition clusters have shape {z.shape} and dtype {z.dtype}; expected ({n},) integers in [0, {C.shape[0]})")
-    return C, torch.as_tensor(z, dtype=torch.int64)
+    return check_partition(partition[0], partition[1], n, d, ('partition centres', 'partition assignment'))
 
 def _residuals(Xn:torch.Tensor, K:int, seed:int, n_init:int, partition)->tuple:
     "Centres C (K, d: the exact partition means), clusters z (n,) and residuals R = X - C_z of float64 unit rows."
