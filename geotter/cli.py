@@ -99,6 +99,12 @@ def _probe(folder:Path, name:str, path):
     except OSError as e: raise UsageError(f"{name} {_shown(path)}: cannot write in {_shown(folder)} ({e.strerror})") from None
 
 # %% ../nbs/26_cli.ipynb #a7c1d001
+def _not_writable_target(p:Path)->str|None:
+    "Why the file `p` must not be written (a dangling link, which is never followed, or no regular file), or None."
+    real = Path(os.path.realpath(p))
+    if p.is_symlink() and not real.exists(): return f"a symbolic link to {os.readlink(p)}, which does not exist; not followed"
+    if real.exists() and not real.is_file(): return "is not a regular file (a folder, device, FIFO or socket)"
+
 def _is_input(real:Path, inputs:dict)->str|None:
     "The option whose file `real` is, if any (paths compared after resolving links and `..`)."
     return next((flag for flag, f in inputs.items() if f is not None and Path(os.path.realpath(f)) == real), None)
@@ -108,11 +114,9 @@ def check_output_file(path, name:str='--out', suffixes=LABEL_FORMATS,
     "`path` as a `Path` if a file with one of `suffixes` can be written there and it is none of `inputs`, else `UsageError`."
     p = Path(path); real = Path(os.path.realpath(p))
     if why := _too_long(p, written=True): raise UsageError(f"{name} {_shown(path)}: {why}")
-    if p.is_symlink() and not real.exists():
-        raise UsageError(f"{name} {path}: a symbolic link to {os.readlink(p)}, which does not exist; not followed (give another name)")
     if flag := _is_input(real, inputs or {}): raise UsageError(f"{name} {path}: is the {flag} file; inputs are never overwritten, give another name")
     if real.is_dir(): raise UsageError(f"{name} {path}: is a folder; expected a file name ending in {', '.join(suffixes)}")
-    if real.exists() and not real.is_file(): raise UsageError(f"{name} {path}: is not a regular file (a device, FIFO or socket); give another name")
+    if why := _not_writable_target(p): raise UsageError(f"{name} {path}: {why}; give another name")
     if p.suffix.lower() not in suffixes: raise UsageError(f"{name} {path}: expected a file name ending in {', '.join(suffixes)}")
     if not real.parent.is_dir():
         raise UsageError(f"{name} {path}: the folder {p.parent} {'is a file' if real.parent.exists() else 'does not exist'}")
@@ -135,11 +139,9 @@ def check_output_dir(path, name:str='--out')->Path:
 
 def write_output(path, write, name:str='')->Path:
     "Write `path` atomically with `write(f)` (a binary file): through a link to its target, never through a dangling link or onto a device or FIFO."
-    p, who = Path(path), f"{name} {_shown(path)}".strip()
-    real = Path(os.path.realpath(p))
-    if p.is_symlink() and not real.exists(): raise UsageError(f"{who}: a symbolic link to {os.readlink(p)}, which does not exist; not followed")
-    if real.exists() and not real.is_file(): raise UsageError(f"{who}: is not a regular file (a folder, device, FIFO or socket)")
-    atomic_write(real, write)
+    p = Path(path)
+    if why := _not_writable_target(p): raise UsageError(f"{name} {_shown(path)}".strip() + f": {why}")
+    atomic_write(os.path.realpath(p), write)
     return p
 
 # %% ../nbs/26_cli.ipynb #0fb34f96

@@ -50,7 +50,7 @@ _KEY_CHARS = frozenset('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 NAME_MAX = 255     # bytes in one folder name (ext4, APFS, NTFS)
 
 def max_name_bytes()->int:
-    "The longest name (bytes) a file or entry may have so that its scratch name (`scratch_path`) fits in NAME_MAX."
+    "The longest name (bytes) a file or entry may have so that its scratch name (`scratch_path`: '.NAME~host~pid~8hex.kind') fits in NAME_MAX."
     return NAME_MAX - len(os.fsencode(f'.~{socket.gethostname()}~{"9" * 10}~{"0" * 8}.tmp'))
 
 # %% ../nbs/16_store.ipynb #a7e1c0d1
@@ -96,10 +96,6 @@ _LEGACY_TMP = re.compile(r'^\..+\.[0-9a-f]{8}\.tmp$')
 def scratch_path(path:Path, kind:str='tmp')->Path:
     "A fresh name beside `path` for a temporary file ('tmp') or a staged ('new') or retired ('old') entry."
     return path.with_name(f'.{path.name}~{socket.gethostname()}~{os.getpid()}~{uuid.uuid4().hex[:8]}.{kind}')
-
-def max_name_bytes()->int:
-    "The longest name (bytes) a file or entry may have so that its scratch name (`scratch_path`) fits in NAME_MAX."
-    return NAME_MAX - len(os.fsencode(f'.~{socket.gethostname()}~{"9" * 10}~{"0" * 8}.tmp'))
 
 # %% ../nbs/16_store.ipynb #88bc0584
 TMP_MAX_AGE = 24 * 3600
