@@ -212,10 +212,10 @@ def zlap_graph(X,                     # (n, d) sample embeddings
     r"ZLaP's sample-and-class graph: $\max(0,\cos)$ to $k$ samples, $\max(0,\cos)^\gamma$ to $k$ classes [2]."
     Xn, Yn, _ = _inputs(X, Y)
     n, m = Xn.shape[0], Yn.shape[0]
-    ks = min(5, n - 1) if k is None else check_k(k, n)
+    k = 5 if k is None else check_k(k, n)                    # the public code's 5: at most n - 1 samples, m classes
     check_scalar(gamma, 'gamma', low=0, low_open=True)
-    nb, s = _neighbours(Xn, ks, knn_method, include_self)
-    sc, c = (Xn @ Yn.T).topk(min(5 if k is None else k, m), dim=1)
+    nb, s = _neighbours(Xn, min(k, n - 1), knn_method, include_self)
+    sc, c = (Xn @ Yn.T).topk(min(k, m), dim=1)
     rows = torch.arange(n, device=Xn.device)[:, None] + m
     r = torch.cat([rows.expand_as(nb).reshape(-1), rows.expand_as(c).reshape(-1)])
     j = torch.cat([nb.reshape(-1) + m, c.reshape(-1)])
