@@ -4,6 +4,7 @@
 
 # %% ../nbs/16_store.ipynb #0d8f8d29
 from __future__ import annotations
+import errno
 import glob
 import hashlib
 import json
@@ -21,10 +22,10 @@ from typing import Callable
 import numpy as np
 
 # %% auto #0
-__all__ = ['DATA_ENV', 'STORE_ENV', 'NAME_MAX', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'READ_PATIENCE', 'data_root', 'store_root',
-           'StoreError', 'slug', 'max_name_bytes', 'entry_key', 'key_name', 'entry_dir', 'scratch_path', 'is_stale',
-           'clean_stale', 'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json', 'read_json', 'swap_in',
-           'write_entry', 'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run', 'list_entries']
+__all__ = ['DATA_ENV', 'STORE_ENV', 'NAME_MAX', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'SWAP_ATTEMPTS', 'READ_PATIENCE', 'data_root',
+           'store_root', 'StoreError', 'slug', 'max_name_bytes', 'entry_key', 'key_name', 'entry_dir', 'scratch_path',
+           'is_stale', 'clean_stale', 'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json', 'read_json',
+           'swap_in', 'write_entry', 'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run', 'list_entries']
 
 # %% ../nbs/16_store.ipynb #10f14533
 DATA_ENV = 'GEOTTER_DATA'
@@ -183,14 +184,23 @@ def read_json(path:str|Path, what:str='file')->object:
         raise StoreError(f"{path}: corrupted or unreadable {what} ({type(e).__name__}: {e})") from e
 
 # %% ../nbs/16_store.ipynb #917b8059
+SWAP_ATTEMPTS = 100     # times a writer swaps again when another writer's entry lands in between
+
 def swap_in(staged:str|Path, path:str|Path)->Path:
     "Move the directory `staged` onto `path`: the old `path` is renamed aside first and deleted only afterwards."
-    staged, path = Path(staged), Path(path)
-    old = scratch_path(path, 'old') if path.exists() else None
-    if old is not None: os.replace(path, old)
-    os.replace(staged, path)
-    if old is not None: shutil.rmtree(old, ignore_errors=True)
-    return path
+    staged, path, retired = Path(staged), Path(path), []
+    try:
+        for _ in range(SWAP_ATTEMPTS):
+            old = scratch_path(path, 'old')
+            try: os.replace(path, old); retired.append(old)
+            except FileNotFoundError: pass                    # no entry yet, or another writer moved it aside first
+            try: os.replace(staged, path)
+            except OSError as e:                              # another writer's entry landed in between: retire it too
+                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST): raise
+            else: return path
+        raise StoreError(f"{path}: other processes kept writing this entry through {SWAP_ATTEMPTS} attempts; write it again later")
+    finally:
+        for o in retired: shutil.rmtree(o, ignore_errors=True)
 
 # %% ../nbs/16_store.ipynb #0e579967
 def _write_array(d:Path, k:str, a:np.ndarray)->dict:

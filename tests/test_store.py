@@ -156,3 +156,23 @@ def test_reader_sees_the_old_or_the_new_entry_during_rewrites(verify):
         out, err = w.communicate()
         assert w.returncode == 0, err
         assert int(out) >= 2 and seen[1] + seen[2] >= 40, (out, seen)      # both versions written, many reads during the rewrites
+
+
+_WRITERS = """
+import sys, numpy as np
+sys.path.insert(0, sys.argv[2]); from store import write_entry    # geotter/store.py alone: starts fast
+w = int(sys.argv[3])
+for i in range(int(sys.argv[4])):
+    write_entry(sys.argv[1], dict(X=np.full((50, 8), 100 * w + i, np.float32)), dict(w=w, i=i))
+"""
+
+def test_concurrent_writers_all_succeed_and_the_last_entry_is_whole():
+    "Three processes rewrite one entry at once: none fails, the entry left is one whole write, and no scratch is left."
+    with tempfile.TemporaryDirectory(dir=_SHM) as d:
+        e, n = Path(d) / 'task' / 'bb', 60
+        ws = [subprocess.Popen([sys.executable, '-c', _WRITERS, str(e), str(Path(geotter.store.__file__).parent), str(w), str(n)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in range(3)]
+        for w in ws: out, err = w.communicate(); assert w.returncode == 0, err
+        arrays, m = read_entry(e)
+        assert m['w'] in (0, 1, 2) and (arrays['X'] == 100 * m['w'] + m['i']).all(), m
+        assert [p.name for p in e.parent.iterdir()] == ['bb']                # every retired entry removed
