@@ -166,9 +166,9 @@ class PosteriorModel:
     def has_temperature(self)->bool: return self.plan is None
 
     def probs(self, temperature:float=1.0)->Array:
-        "(n, m) posteriors at `temperature` (ignored by the plan posteriors)."
-        if self.plan is not None: return plan_posteriors(self.plan)
+        "(n, m) posteriors at `temperature` (checked, and ignored by the plan posteriors)."
         check_scalar(temperature, 'temperature', low=0, low_open=True)
+        if self.plan is not None: return plan_posteriors(self.plan)
         z = as_tensor(self.logits, dtype=torch.float64) / temperature
         if self.prior is not None: z = z + as_tensor(prior_shift(z, self.prior))
         Q = torch.softmax(z, 1)
@@ -212,6 +212,7 @@ def posterior_models(task:Task,         # the batch (labels unused)
     "Run each method once on `task` (GeoTTER once for all its maps) and return the posterior maps."
     bad = [m for m in methods if m not in POSTERIORS]
     if bad: raise ValueError(f"method={bad[0]!r}; expected one of {POSTERIORS}")
+    check_task(task)
     if prior is not None: check_prior(prior, task.n_classes)     # checked once here, even for the maps that ignore it ('zs')
     prior = task.prior if prior is None else prior
     theta = np.asarray(task.zero_shot_logits(ZS_TEMPERATURE), dtype=np.float64)

@@ -18,7 +18,7 @@ __all__ = ['Array', 'CLIP_TEMPERATURE', 'PROGRESS_WORK', 'InputTypeError', 'is_t
            'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits',
            'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy',
            'check_labels', 'class_prior', 'check_random_state', 'check_progress', 'show_progress', 'progress_bar',
-           'advance_bar', 'Task']
+           'advance_bar', 'Task', 'check_task']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -392,3 +392,9 @@ class Task:
     def __repr__(self):
         kind = f"d={self.X.shape[1]}" if self.X is not None else "logits only"
         return f"Task({self.name!r}, n={len(self.labels)}, m={self.n_classes}, {kind})"
+
+# %% ../nbs/00_core.ipynb #ab9e3361
+def check_task(task, name:str='task')->Task:
+    "`task` if it is a `Task`; `InputTypeError` naming `name` otherwise."
+    if not isinstance(task, Task): raise InputTypeError(f"{name} is a {type(task).__name__}; expected a geotter.Task (e.g. Task(name, labels, X=X, Y=Y))")
+    return task

@@ -77,11 +77,14 @@ def fit_label_free(X, Y,                # split A: (N, d) embeddings and (m, d) 
                    **kwargs,            # teacher (`geotter`) options: beta, k, alpha, steps, seed, ...
                   )->LabelFreeModel:
     "Learn the class logit bias of label-free GeoTTER from split A alone (Sec. 4.3)."
-    L = np.asarray(check_matrix(logits, 'logits', dtype=torch.float64))
+    m = None if Y is None else check_matrix(Y, 'Y').shape[0]
+    L = np.asarray(check_matrix(logits, 'logits', cols=m, dtype=torch.float64))
+    if X is not None: check_matrix(X, 'X', rows=len(L))         # the teacher's rows are the rows of the logits
+    if not isinstance(em_kw, (dict, type(None))): raise InputTypeError(f"em_kw is a {type(em_kw).__name__}; expected a dict of `em_prior` options")
     q_em = np.asarray(em_prior(softmax(L), **(em_kw or {}))) if (isinstance(target, str) and target == 'em') else None
     if isinstance(target, str) and target not in ('em', 'uniform'):
         raise ValueError(f"target={target!r}; expected 'em', 'uniform' or an array")
-    nu = q_em if q_em is not None else np.asarray(check_prior(target, L.shape[1]))
+    nu = q_em if q_em is not None else np.asarray(check_prior(target, L.shape[1], name='target'))
     S = np.asarray(teacher_plan(X, Y, L, nu, temperature, **kwargs))
     b = np.asarray(fit_logit_bias(L, S))
     return LabelFreeModel(b, nu, S.mean(0), q_em, dict(target=target if isinstance(target, str) else 'given',

@@ -30,6 +30,7 @@ def marginal_errors(plan,               # (n, m) plan, rows summing to 1/n
                    )->dict:             # mass_l1, pred_tv
     r"L1 error $\lVert T^\top\mathbf 1-\nu\rVert_1$ of the class totals and TV of the predicted-label proportions from $\nu$."
     T = check_matrix(plan, 'plan', dtype=torch.float64)
+    if (T < 0).any(): raise ValueError(f"plan has negative entries (min {T.min().item():.3g}); expected a transport plan")
     nu = check_prior(prior, T.shape[1], device=T.device)
     pred = torch.bincount(T.argmax(1), minlength=T.shape[1]).double() / T.shape[0]
     return dict(mass_l1=float((T.sum(0) - nu).abs().sum()), pred_tv=total_variation(pred, nu))

@@ -14,7 +14,7 @@ import torch
 from .core import *
 from .baselines import prior_matching, fenchel_prior_matching
 from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, otter, _check_solver, _solve_ot
-from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, sample_rows, smooth_sparse, sparse_argmax
+from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, sample_rows, smooth_sparse, sparse_argmax, _is_dask
 from .graph import KNN_METHODS, knn_indices, graph_smooth, neighbour_graph, _adjacency, _knn_options, _knn_search, _smooth
 from .cluster import kmeans, nearest_centres, check_partition, _kmeans, _kmeans_options, _centre_cost
 from .noise import data_driven_defaults
@@ -164,7 +164,7 @@ def _check_options(preserve_prior, solver:str, reg, rho)->tuple:
     if rho is not None and solver != 'unbalanced':
         raise ValueError(f"rho={rho!r} was given with solver={solver!r}; rho is used only by solver='unbalanced'")
     mode = 'project' if preserve_prior is True else (preserve_prior or None)
-    kw = dict(solver=solver) if reg is None else dict(solver=solver, reg=reg)
+    kw = dict(solver=solver) if reg is None else dict(solver=solver, reg=check_scalar(reg, 'reg', low=0, low_open=True))
     return mode, kw if rho is None else dict(kw, rho=rho)
 
 # %% ../nbs/11_method.ipynb #1202df08
@@ -585,11 +585,6 @@ def logit_features(logits,            # (n, m) logits of a frozen classifier
     return like_input(F, logits), like_input(torch.eye(t.shape[1], dtype=t.dtype, device=t.device), logits)
 
 # %% ../nbs/11_method.ipynb #67d3b327
-def _dtype_of(X)->torch.dtype:
-    "float64 for float64 rows, else float32 (the dtype `geotter` computes in)."
-    dt = X.dtype if is_tensor(X) else np.dtype(X.dtype)
-    return torch.float64 if dt in (torch.float64, np.float64) else torch.float32
-
 def _check_lists(neighbors, n:int)->torch.Tensor:
     "Neighbour lists as an (n, k) int64 tensor of row indices."
     raw = check_matrix(neighbors, 'neighbors')
@@ -603,7 +598,7 @@ def _check_lists(neighbors, n:int)->torch.Tensor:
 def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, beta, alpha, steps, prior_weight)->tuple:
     "`geotter_chunked`'s inputs checked: (BlockCost, prior, neighbour lists or None, options)."
     if len(X.shape) != 2 or 0 in X.shape: raise ValueError(f"X has shape {tuple(X.shape)}; expected a non-empty (n, d) array")
-    (n, d), dtype = X.shape, _dtype_of(X)
+    (n, d), dtype = X.shape, as_tensor(X[:0], name='X').dtype   # the dtype geotter computes in (real numbers checked, no row read)
     o = dict(temperature=check_temperature(temperature, dtype=dtype), beta=check_scalar(beta, 'beta', low=0, high=1),
              alpha=check_scalar(alpha, 'alpha', low=0, high=1), steps=check_int(steps, 'steps', low=0),
              prior_weight=check_scalar(prior_weight, 'prior_weight'))
@@ -632,6 +627,7 @@ def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chun
                    )->GeoTTERResult:  # chunked result: sparse plans, no cost, the solver's certificate `ot`, timings
     "GeoTTER with the geometry given, the cost in row blocks, the exact OT through the class potentials and sparse plans."
     t0 = time.perf_counter()
+    if not (isinstance(X, np.ndarray) or is_tensor(X) or _is_dask(X)): X = check_matrix(X, 'X').numpy()   # rows in memory
     cost, nu, nb, o = _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, beta, alpha, steps, prior_weight)
     kw, setup = dict(solver='emd', chunk_rows=chunk_rows, n_candidates=n_candidates, seed=seed), time.perf_counter() - t0
     P, T, _, ot, secs = _transport_smooth(cost, nu, nb, o['alpha'], o['steps'], None, kw, X=X, smoother=_smooth_lists)
@@ -659,7 +655,7 @@ def prepare_task(task:Task,            # embeddings and/or logits (labels unused
                  **geometry,           # further `prepare` options (beta, k, n_clusters, seed, ...)
                 )->Prepared:
     "`prepare` on a `Task`: its embeddings or, for a logit-only task, its logit features."
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
+    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits, temperature)
     return prepare(X, Y, temperature=temperature, logits=L, **geometry)
 
 def geotter_on_task(task:Task,          # embeddings and/or logits (labels unused)
@@ -692,7 +688,7 @@ def run_method(method:str,            # one of METHODS
     (`estimate_label_ratio`); 'geotter-unknown' is GeoTTER with `prior='unknown'` whatever `prior` is given.
     """
     if method not in METHODS: raise ValueError(f"method={method!r}; expected one of {METHODS}")
-    if not isinstance(task, Task): raise TypeError(f"task is a {type(task).__name__}; expected a geotter.Task (e.g. Task(name, labels, X=X, Y=Y))")
+    check_task(task)
     unknown = method == 'geotter-unknown' or isinstance(prior, str) and prior == 'unknown'
     if not unknown: prior = task.prior if prior is None else check_prior(prior, task.n_classes).cpu().numpy()   # checked even where unused
     if method in ('geotter', 'multi-geotter', 'geotter-unknown'):

@@ -162,13 +162,16 @@ def cost_scale(X,                  # (n, d) sample embeddings (or logit features
                temperature:float=0.1,
               )->float:            # rho = median_i g_i r_z(i)
     r"Scale $\rho=\mathrm{median}_i\,g_i r_{z(i)}$ of the OT cost's scores relative to the cluster cost's ($g_i=\lVert P\theta_i\rVert/\lVert Ps_i\rVert$)."
-    check_scalar(temperature, 'temperature', low=0, low_open=True)
     Xn, Yn = check_embeddings(X, Y)
+    T = check_temperature(temperature, dtype=Xn.dtype)
     s = Xn @ Yn.T; s = s - s.mean(1, keepdim=True)
-    th = s / temperature if logits is None else check_matrix(logits, 'logits', rows=s.shape[0], cols=s.shape[1], dtype=s.dtype)
-    th = th - th.mean(1, keepdim=True)
-    r = as_tensor(centroid_norm, dtype=s.dtype)[torch.as_tensor(np.asarray(assignment.cpu() if is_tensor(assignment) else assignment))]
-    g = th.norm(dim=1) / s.norm(dim=1)
+    r = as_tensor(centroid_norm, dtype=torch.float64)[torch.as_tensor(np.asarray(assignment.cpu() if is_tensor(assignment) else assignment))]
+    if logits is None: g = torch.full_like(r, 1 / T)       # theta = s / T: g = 1/T exactly, whatever the scale of T
+    else:
+        th = check_matrix(logits, 'logits', rows=s.shape[0], cols=s.shape[1], dtype=s.dtype)
+        th = th - th.mean(1, keepdim=True)
+        c = th.abs().amax(1, keepdim=True).clamp_min(torch.finfo(th.dtype).tiny)   # |P theta_i| without overflow or underflow
+        g = c[:, 0] * (th / c).norm(dim=1) / s.norm(dim=1)
     return float(torch.nanmedian((g * r)[s.norm(dim=1) > 0]))
 
 # %% ../nbs/09_noise.ipynb #cbcb5b61

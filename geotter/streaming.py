@@ -123,12 +123,14 @@ STREAM_DEFAULTS = {**{o: PAPER_DEFAULTS[o] for o in _PAPER}, **dict(
     n_clusters=None, solver='emd', reg=None, dual='batch', memory=512, decay=1.0, em_temperature=CLIP_TEMPERATURE,
     seed=0, n_init=1, knn_method='auto', warm_start=True)}
 
-def check_stream_options(options:dict)->dict:
+def check_stream_options(options:dict,
+                         dtype:torch.dtype=torch.float64, # dtype of the class embeddings (cos/temperature is computed in it)
+                        )->dict:
     "Stream options completed with `STREAM_DEFAULTS` and validated (ValueError naming the option)."
     bad = set(options) - set(STREAM_DEFAULTS)
     if bad: raise ValueError(f"unknown options {sorted(bad)}; expected some of {sorted(STREAM_DEFAULTS)}")
     o = {**STREAM_DEFAULTS, **options}
-    for nm in ('temperature', 'em_temperature'): check_scalar(o[nm], nm, low=0, low_open=True)
+    check_temperature(o['temperature'], dtype=dtype); check_temperature(o['em_temperature'], 'em_temperature')
     for nm in ('beta', 'alpha'): check_scalar(o[nm], nm, low=0, high=1)
     check_scalar(o['decay'], 'decay', low=0, high=1, low_open=True)
     for nm, low in (('k', 1), ('steps', 0), ('memory', 0), ('n_init', 1)): check_scalar(o[nm], nm, numbers.Integral, low=low)
@@ -237,7 +239,7 @@ def stream_step(state:StreamState,        # state before the batch
                 **options,                # stream options, see STREAM_DEFAULTS
                ):                         # (new StreamState, StepResult)
     "One batch of streaming GeoTTER: prior, centres, transport of [bank; batch], smoothing, labels of the batch."
-    o, st = check_stream_options(options), state
+    o, st = check_stream_options(options, state.Y.dtype), state
     Xt = check_matrix(X, 'X', cols=st.Y.shape[1], dtype=st.Y.dtype, device=st.Y.device)
     b, Xn = Xt.shape[0], l2_normalize(Xt, 'X')
     theta = Xn @ st.Y.T / o['temperature'] if logits is None else \
@@ -258,8 +260,8 @@ class StreamingGeoTTER:
                  pseudo_count:float=1.0,  # 'em': Dirichlet pseudo-samples per class
                  **options,               # stream options, see STREAM_DEFAULTS
                 ):
-        self.options = check_stream_options(options)
         self.state = init_stream(Y, prior, pseudo_count)
+        self.options = check_stream_options(options, self.state.Y.dtype)
         self._like, self.last_ = Y, None
 
     def partial_fit_predict(self, X, logits=None):

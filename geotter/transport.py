@@ -79,7 +79,7 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     solver : {'emd', 'fast', 'pot', 'sinkhorn', 'unbalanced'}, optional
         'emd' is `emd(solver='auto')`, the default exact solver.
     reg : float or None, optional
-        Entropic weight for 'sinkhorn' and 'unbalanced', in cost units (None: `DEFAULT_REG`); ignored otherwise.
+        Entropic weight for 'sinkhorn' and 'unbalanced', in cost units (None: `DEFAULT_REG`); checked, and ignored, otherwise.
     rho : float or None, optional
         Class-marginal strength for 'unbalanced' (None: `DEFAULT_RHO`); an error with any other solver.
     **kw
@@ -108,7 +108,7 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     C = check_cost(cost)
     nu = check_prior(prior, C.shape[1])
     _check_solver(solver, rho)
-    reg = DEFAULT_REG if reg is None else reg
+    reg = DEFAULT_REG if reg is None else check_scalar(reg, 'reg', low=0, low_open=True)   # checked even where unused
     if solver == 'sinkhorn': return sinkhorn(cost, 'uniform', nu, reg, **kw)
     if solver == 'unbalanced': return sinkhorn_unbalanced(cost, 'uniform', nu, reg, DEFAULT_RHO if rho is None else rho, **kw)
     return emd(cost, 'uniform', nu, solver={'emd': 'auto'}.get(solver, solver), **kw)

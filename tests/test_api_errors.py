@@ -7,6 +7,7 @@ must raise a `ValueError` or `TypeError` (`InputTypeError` is both) whose messag
 exception and never a silent result.
 """
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -16,6 +17,7 @@ rng = np.random.default_rng(0)
 N, M, D = 40, 6, 16
 X = rng.normal(size=(N, D)); Y = rng.normal(size=(M, D)); L = X @ Y.T * 3; P = rng.dirichlet(np.ones(M))
 LABELS = np.arange(N) % M; PROBS = torch.softmax(torch.tensor(L), 1).numpy()
+NEIGHBOURS = G.knn_search(X, 5).indices; CENTRES = G.kmeans(X, 4)[0]; TASK = G.Task('t', LABELS, X=X, Y=Y)
 
 
 def bad_matrices(v):
@@ -44,8 +46,8 @@ CALLS = {
     'emd': (G.emd, dict(cost=-L, b=P), {'cost': 'matrix', 'b': 'prior'}),
     'sinkhorn': (G.sinkhorn, dict(cost=-L / 10, b=P), {'cost': 'matrix', 'b': 'prior', 'reg': 'positive'}),
     'sinkhorn_unbalanced': (G.sinkhorn_unbalanced, dict(cost=-L / 10, b=P), {'cost': 'matrix', 'b': 'prior', 'reg': 'positive', 'rho': 'positive'}),
-    'otter': (G.otter, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior'}),
-    'solve_ot': (G.solve_ot, dict(cost=-L, prior=P), {'cost': 'matrix', 'prior': 'prior'}),
+    'otter': (G.otter, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior', 'reg': 'positive'}),
+    'solve_ot': (G.solve_ot, dict(cost=-L, prior=P), {'cost': 'matrix', 'prior': 'prior', 'reg': 'positive'}),
     'em_prior': (G.em_prior, dict(probs=PROBS), {'probs': 'matrix', 'source_prior': 'prior'}),
     'online_em_prior': (G.online_em_prior, dict(probs=PROBS), {'probs': 'matrix', 'source_prior': 'prior', 'q': 'prior'}),
     'estimate_label_ratio': (G.estimate_label_ratio, dict(logits=L), {'logits': 'matrix', 'power': 'positive', 'shape': 'positive', 'per_class': 'positive'}),
@@ -55,25 +57,32 @@ CALLS = {
     'knn_graph': (G.knn_graph, dict(X=X, k=5), {'X': 'matrix', 'k': 'int'}),
     'kmeans': (G.kmeans, dict(X=X, n_clusters=4), {'X': 'matrix', 'n_clusters': 'int'}),
     'cluster_cost': (G.cluster_cost, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'n_clusters': 'int'}),
-    'geotter': (G.geotter, dict(X=X, Y=Y, prior=P), {'X': 'matrix', 'Y': 'matrix', 'prior': 'prior', 'k': 'int', 'temperature': 'positive'}),
+    'geotter': (G.geotter, dict(X=X, Y=Y, prior=P), {'X': 'matrix', 'Y': 'matrix', 'prior': 'prior', 'k': 'int', 'temperature': 'positive', 'reg': 'positive'}),
+    'geotter_chunked': (G.geotter_chunked, dict(X=X, Y=Y, prior=P, neighbors=NEIGHBOURS, centroids=CENTRES),
+                        {'X': 'matrix', 'Y': 'matrix', 'prior': 'prior', 'neighbors': 'matrix', 'centroids': 'matrix', 'temperature': 'positive'}),
     'prepare': (G.prepare, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'k': 'int', 'n_clusters': 'int'}),
     'adapt': (lambda prior: G.prepare(X, Y).adapt(prior), dict(prior=P), {'prior': 'prior'}),
     'transclip_zs': (G.transclip_zs, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'k': 'int'}),
     'zlap': (G.zlap, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'k': 'int'}),
     'stata': (G.stata, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
     'label_free_predict': (G.label_free_predict, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
+    'fit_label_free': (G.fit_label_free, dict(X=X, Y=Y, logits=L), {'X': 'matrix', 'Y': 'matrix', 'logits': 'matrix', 'target': 'prior', 'temperature': 'positive'}),
     'data_driven_defaults': (G.data_driven_defaults, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
     'estimate_noise': (G.estimate_noise, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
     'stream_predict': (G.stream_predict, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix'}),
+    'StreamingGeoTTER': (G.StreamingGeoTTER, dict(Y=Y), {'Y': 'matrix', 'prior': 'prior', 'temperature': 'positive', 'em_temperature': 'positive'}),
     'ensemble_embeddings': (G.ensemble_embeddings, dict(Ys=[Y, Y + 0.1]), {'Ys': 'matrix'}),
     'marginal_errors': (G.marginal_errors, dict(plan=np.full((N, M), 1 / (N * M)), prior=P), {'plan': 'matrix', 'prior': 'prior'}),
     'expected_calibration_error': (G.expected_calibration_error, dict(probs=PROBS, labels=LABELS), {'probs': 'matrix', 'n_bins': 'int'}),
+    'calibration_scores': (G.calibration_scores, dict(probs=PROBS, labels=LABELS), {'probs': 'matrix', 'n_bins': 'int', 'floor': 'positive'}),
+    'class_duals': (G.class_duals, dict(cost=-L, plan=np.full((N, M), 1 / (N * M))), {'cost': 'matrix', 'plan': 'matrix'}),
+    'posteriors': (G.posteriors, dict(method='otter-plan', task=TASK, prior=P), {'prior': 'prior', 'temperature': 'positive'}),
 }
 
 # values that look bad but are documented as valid: rho = 0 (no class marginal) and inf (balanced), power = 0 (the
 # uniform ratio), shape = 0 (uniform over the support), lam = 0 (no entropy term), n_clusters = None (the default, m),
-# k = None for the peers (their published k, at most n - 1)
-DOCUMENTED = {('transclip_zs', 'k'): {'None'}, ('zlap', 'k'): {'None'}, ('sinkhorn_unbalanced', 'rho'): {'zero', 'inf'}, ('estimate_label_ratio', 'power'): {'zero'},
+# k = None for the peers (their published k, at most n - 1), X = None for label-free GeoTTER on logits alone
+DOCUMENTED = {('fit_label_free', 'X'): {'None'}, ('transclip_zs', 'k'): {'None'}, ('zlap', 'k'): {'None'}, ('sinkhorn_unbalanced', 'rho'): {'zero', 'inf'}, ('estimate_label_ratio', 'power'): {'zero'},
               ('estimate_label_ratio', 'shape'): {'zero'},
               ('fenchel_prior_matching', 'lam'): {'zero'}, ('cluster_cost', 'n_clusters'): {'None'}, ('prepare', 'n_clusters'): {'None'}}
 
@@ -95,3 +104,35 @@ def test_bad_argument_is_refused_by_name(name, arg, value):
     with pytest.raises((ValueError, TypeError)) as info:
         f(**{**valid, arg: value})
     assert arg in str(info.value), f"{name}({arg}=...): {type(info.value).__name__}: {info.value}"
+
+
+# an argument refused only against another one, or of a type the kinds above do not cover
+RELATIONAL = {
+    'run_method task': (lambda: G.run_method('zs', X), 'task'),
+    'geotter_on_task task': (lambda: G.geotter_on_task(X, P), 'task'),
+    'posteriors task': (lambda: G.posteriors('zs', X), 'task'),
+    'fit_label_free X rows': (lambda: G.fit_label_free(X[1:], Y, L), 'X'),
+    'fit_label_free Y rows': (lambda: G.fit_label_free(X, Y[1:], L), 'logits'),
+    'fit_label_free em_kw': (lambda: G.fit_label_free(X, Y, L, em_kw=[1]), 'em_kw'),
+    'label_free_predict logits columns': (lambda: G.label_free_predict(X, Y, logits=L[:, 1:]), 'logits'),
+    'StreamingGeoTTER float32 temperature': (lambda: G.StreamingGeoTTER(Y.astype(np.float32), temperature=1e-39), 'temperature'),
+    'marginal_errors negative plan': (lambda: G.marginal_errors(-np.full((N, M), 1 / (N * M)), P), 'plan'),
+}
+
+@pytest.mark.parametrize('name', list(RELATIONAL))
+def test_relational_argument_is_refused_by_name(name):
+    call, arg = RELATIONAL[name]
+    with pytest.raises((ValueError, TypeError)) as info: call()
+    assert arg in str(info.value), f"{name}: {type(info.value).__name__}: {info.value}"
+
+
+@pytest.mark.parametrize('layout', ['list', 'tuple', 'DataFrame', 'int64', 'big-endian'])
+def test_chunked_rows_in_any_layout(layout):
+    "`geotter_chunked` reads rows of any layout as `geotter` does: the labels of the float64 array."
+    Xw = np.round(X * 4)          # whole numbers, so that the int64 copy holds them
+    ref = G.geotter_chunked(Xw, Y, P, neighbors=NEIGHBOURS, centroids=CENTRES)
+    got = G.geotter_chunked({'list': Xw.tolist(), 'tuple': tuple(map(tuple, Xw)), 'DataFrame': pd.DataFrame(Xw),
+                             'int64': Xw.astype(np.int64), 'big-endian': Xw.astype('>f8')}[layout], Y, P,
+                            neighbors=NEIGHBOURS, centroids=CENTRES)
+    np.testing.assert_array_equal(np.asarray(got.labels), np.asarray(ref.labels))
+    np.testing.assert_array_equal(got.plan.toarray(), ref.plan.toarray())

@@ -186,3 +186,14 @@ def test_run_method_validates_and_normalizes_once():
     run_method('geotter', task, 'uniform')                                     # compile outside the count
     n = _calls(lambda: run_method('geotter', task, 'uniform'), ('l2_normalize', 'check_matrix', 'zero_shot_logits'))
     assert n['zero_shot_logits'] == 0 and n['l2_normalize'] <= 5 and n['check_matrix'] <= 6, n
+
+
+@pytest.mark.parametrize('f', [1e-290, 1e290])
+def test_auto_beta_at_any_scale(f):
+    "beta='auto' measures the OT cost's scale without overflow: any temperature or logit scale float64 holds gives a beta in [0, 1]."
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(3, 6)); X = Y[rng.integers(3, size=30)] + 0.3 * rng.normal(size=(30, 6))
+    for kw in (dict(temperature=0.1 / f), dict(logits=X @ Y.T * f)):
+        res = geotter(X, Y, [.2, .3, .5], beta='auto', **kw)
+        assert 0 <= res.config['beta'] <= 1 and np.isfinite(res.plan).all()
+        np.testing.assert_allclose(res.plan.sum(1), 1 / 30, rtol=1e-9)
