@@ -176,3 +176,28 @@ def test_concurrent_writers_all_succeed_and_the_last_entry_is_whole():
         arrays, m = read_entry(e)
         assert m['w'] in (0, 1, 2) and (arrays['X'] == 100 * m['w'] + m['i']).all(), m
         assert [p.name for p in e.parent.iterdir()] == ['bb']                # every retired entry removed
+
+
+def _forged(tmp:Path, edit)->Path:
+    "A whole embeddings entry whose manifest is edited by `edit` and re-checksummed (a hand edit that passes the checksum)."
+    from geotter.store import manifest_checksum
+    e = entry_dir('t', 'bb', tmp)
+    write_entry(e, dict(X=np.eye(3, 4, dtype=np.float32), Y=np.eye(2, 4, dtype=np.float32), labels=np.array([0, 1, 1])),
+                dict(class_names=['a', 'b'], n=3, m=2, d=4, backbone=dict(name='bb'), templates=['{}'], dtype='float32'))
+    m = json.loads((e / 'manifest.json').read_text()); edit(m); m['checksum'] = manifest_checksum(m)
+    (e / 'manifest.json').write_text(json.dumps(m))
+    return tmp
+
+_EDITS = {f'no {k}': (lambda k: lambda m: m.pop(k))(k) for k in ('files', 'class_names', 'format', 'format_version')}
+_EDITS.update({f'files without {k}': (lambda k: lambda m: m['files'].pop(k))(k) for k in ('X', 'Y', 'labels')})
+_EDITS.update({'files a list': lambda m: m.update(files=[]), 'class_names a string': lambda m: m.update(class_names='ab'),
+               'format_version a string': lambda m: m.update(format_version='2'), 'key a string': lambda m: m.update(key='t/bb'),
+               'an empty manifest': lambda m: m.clear(), 'shape a string': lambda m: m['files']['X'].update(shape='3,4')})
+
+@pytest.mark.parametrize('edit', list(_EDITS))
+def test_forged_manifests_are_refused_by_name(edit):
+    "A manifest missing or mistyping whole keys, checksum recomputed: `load_embeddings` raises a StoreError naming it, never a KeyError."
+    from geotter.data import load_embeddings
+    with tempfile.TemporaryDirectory() as d:
+        root = _forged(Path(d), _EDITS[edit])
+        with pytest.raises(StoreError, match='manifest'): load_embeddings('t', 'bb', root=root)
