@@ -4,7 +4,7 @@
 
 # %% ../nbs/26_cli.ipynb #a304baf0
 from __future__ import annotations
-import argparse, ast, functools, importlib, importlib.util, math, os, sys, warnings
+import argparse, ast, functools, importlib, importlib.util, math, os, re, sys, textwrap, warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +15,10 @@ from .store import NAME_MAX, STORE_ENV, atomic_write, max_name_bytes, scratch_pa
 # %% auto #0
 __all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
            'GEOTTER_METHODS', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES', 'module_constant',
-           'UsageError', 'check_number', 'check_output_file', 'check_output_dir', 'write_output', 'load_array',
-           'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance', 'task_summary', 'plot_results',
-           'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs', 'save_labels', 'adapt_files',
-           'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract', 'main']
+           'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir', 'write_output',
+           'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance', 'task_summary',
+           'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs', 'save_labels',
+           'adapt_files', 'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract', 'main']
 
 # %% ../nbs/26_cli.ipynb #11cf738d
 def _literal(node):
@@ -51,6 +51,14 @@ def module_constant(module:str, # dotted module name, e.g. 'geotter.method'
     "`module.name`, read from the source when it is a literal (no import), else by importing `module`."
     try: return _source_constant(module, name)
     except (KeyError, ValueError, TypeError, SyntaxError): return getattr(importlib.import_module(module), name)
+
+def registered_names(module:str,    # dotted module name, e.g. 'geotter.data'
+                     *functions:str, # the functions that register a name, e.g. 'register_logit_task'
+                    )->list:
+    "The names `module` registers when imported: the first arguments (strings) of its module-level calls to `functions`, read from the source."
+    calls = (c for s in _module_ast(module).body if not isinstance(s, (ast.FunctionDef, ast.ClassDef)) for c in ast.walk(s))
+    return [c.args[0].value for c in calls if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in functions
+            and c.args and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)]
 
 # %% ../nbs/26_cli.ipynb #7f6520fa
 class UsageError(ValueError):
@@ -212,6 +220,12 @@ def normalise_prior(p:np.ndarray,   # (m,) probabilities or counts
 
 # %% ../nbs/26_cli.ipynb #fd9b34bf
 DEMO_TASKS = ('wordnet-sample', 'synthetic')
+
+def _task_names()->str:
+    "The task names `geotter.data.load_task` takes, in words for the help (read from the source, nothing imported)."
+    reg = lambda f: ', '.join(registered_names('geotter.data', f))
+    return (f"{', '.join(DEMO_TASKS)}; the image-logit tasks {reg('register_logit_task')}; the image-feature tasks "
+            f"{reg('register_feature_task')}; or a store entry NAME or NAME/BACKBONE (made by geotter extract)")
 
 def load_demo_task(name:str, seed:int=0):
     "A `Task` by name (see `geotter.data.load_task`); `seed` goes to the synthetic generator."
@@ -488,6 +502,16 @@ class _Help(argparse.HelpFormatter):
                 or not action.option_strings: return h
         d = ' '.join(map(str, action.default)) if isinstance(action.default, (list, tuple)) else action.default
         return f"{h} (default: {d})"
+    def _split_lines(self, text, width):
+        "Lines of at most `width` characters, never broken inside a hyphenated name (a task name stays whole)."
+        return textwrap.wrap(' '.join(text.split()), width, break_on_hyphens=False)
+
+class _RawHelp(argparse.RawDescriptionHelpFormatter, _Help):
+    "`_Help`, with the description printed as written (a table)."
+
+class _Distinct(argparse.Action):
+    "A list option whose repeated entries count once, in the order first given."
+    def __call__(self, parser, namespace, values, option_string=None): setattr(namespace, self.dest, list(dict.fromkeys(values)))
 
 class _Parser(argparse.ArgumentParser):
     "argparse with one-line errors: `prog: error: message` on stderr, exit status 2."
@@ -526,18 +550,18 @@ def _add_demo(sub, methods):
                        "long-tail task (true label ratio as prior); print the accuracy tables in Markdown and save results.csv, "
                        f"table1.md and demo.png. Needs no download. The default run takes about {minutes:.0f} minutes of CPU time "
                        "(bench/demo_time.py); the command says how long before it starts.")
-    d.add_argument('--task', nargs='+', default=list(DEMO_TASKS), help='task names: wordnet-sample, synthetic, or a store entry or logit task')
+    d.add_argument('--task', nargs='+', action=_Distinct, default=list(DEMO_TASKS), help=f'task names: {_task_names()}')
     d.add_argument('--out', help=f"output folder (default: {RESULTS_HELP.format('demo')})")
     d.add_argument('--seed', type=_arg(lambda s: check_number(s, '--seed', int, low=0)), default=0, help='seed of the synthetic task')
-    d.add_argument('--methods', nargs='+', default=None, choices=list(methods) + ['geotter-nolr'],
+    d.add_argument('--methods', nargs='+', action=_Distinct, default=None, choices=list(methods) + ['geotter-nolr'],
                    help='methods (default: every Table 1 method, GeoTTER without label ratio included)')
 
 def _add_experiments(sub):
-    x = sub.add_parser('experiments', help="the paper's experiments", formatter_class=argparse.RawDescriptionHelpFormatter,
+    x = sub.add_parser('experiments', help="the paper's experiments", formatter_class=_RawHelp,
                        description="Reproduce one of the paper's tables from the tasks whose data are found\n"
                        "(results are cached in --out, so an interrupted run resumes):\n" + '\n'.join(f"  {k:11s} {v}" for k, v in EXPERIMENT_HELP.items()))
     x.add_argument('experiment', choices=list(EXPERIMENTS), help='which table or figure to reproduce (see above)')
-    x.add_argument('--tasks', nargs='+', help='task names (default: every default task whose data are found)')
+    x.add_argument('--tasks', nargs='+', action=_Distinct, help=f'task names: {_task_names()} (default: every default task whose data are found)')
     x.add_argument('--out', help=f"output folder, also the resumable cache (default: {RESULTS_HELP.format('experiments')})")
     x.add_argument('--fast', action='store_true', help='small subsamples and one seed (a quick check)')
     x.add_argument('--n-jobs', type=_arg(lambda s: check_number(s, '--n-jobs', int, low=-1)), default=1, help='joblib workers (-1: all cores; default: 1)')
@@ -548,15 +572,18 @@ def _add_extract(sub):
                        description="Embed a registered dataset with a backbone into the embedding store (resumable: run it again "
                        "after an interruption). CLIP backbones need open_clip_torch, text backbones sentence-transformers, image "
                        "datasets torchvision.")
-    e.add_argument('dataset', help="registry name, e.g. cifar10, eurosat, wordnet-nouns")
+    datasets = registered_names('geotter.data', '_tv', '_folder') + list(module_constant('geotter.data', 'DATASET_PROVIDERS'))
+    e.add_argument('dataset', help=f"registry name: {', '.join(datasets)}")
     e.add_argument('backbone', nargs='?', default='ViT-B-16', help="RN50, RN101, ViT-B-32, ViT-B-16, ViT-L-14, all-MiniLM-L6-v2, st:<id> (default: ViT-B-16)")
     e.add_argument('--root', help='data root (default $GEOTTER_DATA or ~/data)')
     e.add_argument('--store', help='store root (default $GEOTTER_STORE, else $GEOTTER_DATA/store)')
     e.add_argument('--templates', default='single', choices=['single', 'ensemble'], help='prompt templates: the first of CLIP\'s, or all of them averaged')
     e.add_argument('--name', help='entry name (default: the dataset name)')
-    e.add_argument('--device', default='cpu', help='torch device')
+    e.add_argument('--device', default='cpu', help="torch device: cpu, cuda, cuda:<index>, mps (checked before the backbone is loaded)")
     e.add_argument('--batch-size', type=_arg(lambda s: check_number(s, '--batch-size', int, low=1)), default=256, help='images per batch')
-    e.add_argument('--num-workers', type=_arg(lambda s: check_number(s, '--num-workers', int, low=0)), default=0, help='data-loader workers')
+    w = module_constant('geotter.data', 'MAX_WORKERS')
+    e.add_argument('--num-workers', type=_arg(lambda s: check_number(s, '--num-workers', int, low=0, high=w)), default=0,
+                   help=f'data-loader worker processes, 0 (load in the main process) to {w}')
     e.add_argument('--download', action='store_true', help='download the dataset if missing')
     e.add_argument('--overwrite', action='store_true', help='replace an existing entry, and a partial run made with other settings, instead of refusing')
 
@@ -608,27 +635,56 @@ def _experiments_main(args):
     if tables: print(tables)
     print(f"\ngeotter experiments {args.experiment}: results in {args.out or results_dir('experiments')}")
 
+# %% ../nbs/26_cli.ipynb #ff948c86
+_ARGUMENT = re.compile(r"(?<![\w/.-])([a-z]\w*)=('[^']*'|\"[^\"]*\"|[^\s;,)]+)")   # name=value, the value maybe quoted
+
+def _command_options(parser:argparse.ArgumentParser, command:str)->dict:
+    "The options of `command`, by argparse's `dest`, which is the name of the library's argument: 'num_workers' -> --num-workers."
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    return {a.dest: a for a in sub._actions if a.option_strings and a.dest != 'help'}
+
+def _in_options(message:str, options:dict)->str:
+    "A library message in the command's words: `name=value` of an option reads `--name value` (a switch: `--name`), `name >=`, `name is` read `--name >=`, `--name is`."
+    named = {m[1] for m in _ARGUMENT.finditer(message) if m[1] in options}
+    def option(m):
+        if m[1] not in named: return m[0]
+        a = options[m[1]]
+        return a.option_strings[0] if a.nargs == 0 else f"{a.option_strings[0]} {m[2].strip(chr(39) + chr(34))}"
+    message = _ARGUMENT.sub(option, message)
+    return re.sub(rf"(?<![\w/.-])({'|'.join(named)})(?= (?:[<>]=?|is|was) )", lambda m: options[m[1]].option_strings[0], message) if named else message
+
+def _line(prog:str, kind:str, message, options:dict)->str:
+    "`prog: kind: message` in one line, the library's argument names as the command's options."
+    return f"{prog}: {kind}: {_in_options(' '.join(str(message).split()), options)}"
+
 # %% ../nbs/26_cli.ipynb #d9237579
+def _run(args):
+    "Run the parsed command."
+    if args.command == 'demo':
+        for t in args.task:
+            if t not in DEMO_TASKS: resolve_tasks([t], flag='--task')
+        demo(args.task, args.out, args.seed, args.methods)
+    elif args.command == 'adapt': _adapt_main(args)
+    elif args.command == 'experiments': _experiments_main(args)
+    elif args.command == 'extract':
+        check_extract(args.dataset, args.backbone, args.store)
+        from geotter.data import extract_main
+        extract_main(args.dataset, args.backbone, args.root, args.store, args.templates, args.name, args.device,
+                     args.batch_size, args.num_workers, args.download, overwrite=args.overwrite)
+
 def main(argv=None):
-    "Entry point of the `geotter` console script; a wrong argument or input exits with status 2 and one line on stderr."
-    args = _parser().parse_args(argv)
-    try:
-        if args.command == 'demo':
-            for t in args.task:
-                if t not in DEMO_TASKS: resolve_tasks([t], flag='--task')
-            demo(args.task, args.out, args.seed, args.methods)
-        elif args.command == 'adapt': _adapt_main(args)
-        elif args.command == 'experiments': _experiments_main(args)
-        elif args.command == 'extract':
-            check_extract(args.dataset, args.backbone, args.store)
-            from geotter.data import extract_main
-            extract_main(args.dataset, args.backbone, args.root, args.store, args.templates, args.name, args.device,
-                         args.batch_size, args.num_workers, args.download, overwrite=args.overwrite)
-    except ValueError as e:     # UsageError, and the library's checks of the data (they name the argument)
-        print(f"geotter {args.command}: error: {e}", file=sys.stderr); sys.exit(2)
-    except ModuleNotFoundError as e:       # an optional library the command needs (a missing part of geotter is a bug: raised)
-        if (e.name or 'geotter').split('.')[0] == 'geotter': raise
-        print(f"geotter {args.command}: error: it needs the Python package {e.name!r}, which is not installed", file=sys.stderr); sys.exit(2)
+    "Entry point of the `geotter` console script; a wrong argument or input exits with status 2 and one line on stderr, a warning is one line."
+    parser = _parser(); args = parser.parse_args(argv)
+    prog, options = f"geotter {args.command}", _command_options(parser, args.command)
+    say = lambda kind, message, opts=options: print(_line(prog, kind, message, opts), file=sys.stderr)
+    with warnings.catch_warnings():                 # restores the warnings machinery when the command ends
+        warnings.showwarning = lambda message, *a, **kw: say('warning', message)
+        try: _run(args)
+        except (ValueError, FileNotFoundError) as e:    # UsageError; the library's checks (they name the argument); data or weights not found
+            say('error', e, {} if isinstance(e, UsageError) else options); sys.exit(2)
+        except ModuleNotFoundError as e:            # an optional library the command needs (a missing part of geotter is a bug: raised)
+            if (e.name or 'geotter').split('.')[0] == 'geotter': raise
+            say('error', f"it needs the Python package {e.name!r}, which is not installed"); sys.exit(2)
 
 # %% ../nbs/26_cli.ipynb #e725a7d8
 #| eval: false

@@ -4,8 +4,10 @@
 
 # %% ../nbs/17_data.ipynb #c806db9c
 from __future__ import annotations
+import contextlib
 import hashlib
 import json
+import logging
 import numbers
 import os
 import platform
@@ -27,14 +29,14 @@ from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun,
                            entry_dir, file_sha256, write_entry, read_manifest, read_entry, list_entries, open_run)
 
 # %% auto #0
-__all__ = ['BACKBONES', 'MINILM_PACKAGE', 'MINILM_SHA256', 'TEMPLATE_MODES', 'DATASETS', 'DATASET_PROVIDERS', 'LOGITS_ENV',
-           'LOGIT_TASKS', 'FEATURE_TASKS', 'IMAGE_FEATURE_TASKS', 'WORDNET_SAMPLE', 'Backbone', 'register_backbone',
-           'get_backbone', 'check_sha256', 'minilm_path', 'Encoder', 'load_encoder', 'check_templates',
-           'check_template_arg', 'class_prompts', 'class_embeddings', 'DatasetSpec', 'register_dataset',
-           'readable_name', 'dataset_class_names', 'get_dataset_spec', 'load_dataset', 'write_embeddings',
-           'openai_imagenet_templates', 'resolve_templates', 'estimate_bytes', 'extract_plan', 'extract',
-           'extract_texts', 'extract_main', 'load_embeddings', 'LogitFile', 'register_logit_task', 'package_dir',
-           'logits_dir', 'read_logits_csv', 'load_logits', 'logits_url', 'fetch_logits', 'FeatureFile',
+__all__ = ['BACKBONES', 'MINILM_PACKAGE', 'MINILM_SHA256', 'TEMPLATE_MODES', 'DATASETS', 'DATASET_PROVIDERS', 'MAX_WORKERS',
+           'LOGITS_ENV', 'LOGIT_TASKS', 'FEATURE_TASKS', 'IMAGE_FEATURE_TASKS', 'WORDNET_SAMPLE', 'Backbone',
+           'register_backbone', 'get_backbone', 'check_sha256', 'minilm_path', 'Encoder', 'check_device',
+           'load_encoder', 'check_templates', 'check_template_arg', 'class_prompts', 'class_embeddings', 'DatasetSpec',
+           'register_dataset', 'readable_name', 'dataset_class_names', 'get_dataset_spec', 'load_dataset',
+           'write_embeddings', 'openai_imagenet_templates', 'resolve_templates', 'estimate_bytes', 'extract_plan',
+           'extract', 'extract_texts', 'extract_main', 'load_embeddings', 'LogitFile', 'register_logit_task',
+           'package_dir', 'logits_dir', 'read_logits_csv', 'load_logits', 'logits_url', 'fetch_logits', 'FeatureFile',
            'register_feature_task', 'features_dir', 'load_features', 'asset_path', 'load_sample', 'load_task',
            'confusion_matrix', 'plot_task', 'DATA_ENV', 'STORE_ENV', 'FORMAT_VERSION', 'StoreError', 'data_root',
            'store_root', 'entry_dir', 'file_sha256', 'write_entry', 'read_manifest', 'read_entry', 'list_entries']
@@ -151,12 +153,23 @@ def _encoder_versions(self:Encoder)->dict:
 Encoder.encode_samples = _encode_samples
 Encoder.versions = _encoder_versions
 
+# %% ../nbs/17_data.ipynb #6bbe900b
+def check_device(device:str|torch.device)->torch.device:
+    "`device` as a `torch.device` that PyTorch can use here; else a `ValueError` naming it."
+    try: d = torch.device(device)
+    except (RuntimeError, TypeError): raise ValueError(f"device={device!r}: not a torch device; expected e.g. 'cpu', 'cuda', 'cuda:1' or 'mps'") from None
+    if d.type == 'cpu': return d
+    available = getattr(getattr(torch, d.type, None), 'is_available', None)
+    if available is None or not available():
+        raise ValueError(f"device={device!r}: PyTorch cannot use a {d.type} device"
+                         + (f" (torch.{d.type}.is_available() is False)" if available else '') + "; use device='cpu'")
+    n = getattr(torch, d.type).device_count()
+    if (d.index or 0) >= n: raise ValueError(f"device={device!r}: PyTorch sees {n} {d.type} device{'s' * (n != 1)}, numbered from 0")
+    return d
+
 # %% ../nbs/17_data.ipynb #4e5b2240
-def load_encoder(backbone:str|Backbone,   # registry name or Backbone
-                 device:str|torch.device='cpu',
-                )->Encoder:
-    "Load `backbone` on `device` in eval mode: open_clip (model, tokenizer, eval transform) or sentence-transformers."
-    bb, cache = get_backbone(backbone), str(data_root() / 'models')
+def _load_model(bb:Backbone, device, cache:str)->Encoder:
+    "`bb` loaded by its library on `device`, its weights read from `cache` (downloaded there if missing)."
     if bb.family == 'open_clip':
         import open_clip
         model, _, preprocess = open_clip.create_model_and_transforms(bb.model, pretrained=bb.pretrained, device=device,
@@ -164,6 +177,38 @@ def load_encoder(backbone:str|Backbone,   # registry name or Backbone
         return Encoder(bb, model.eval(), open_clip.get_tokenizer(bb.model), preprocess, device)
     from sentence_transformers import SentenceTransformer
     return Encoder(bb, SentenceTransformer(minilm_path(bb.model), device=str(device), cache_folder=cache).eval(), device=device)
+
+@contextlib.contextmanager
+def _logging_off():
+    "No log records while a library loads a model: a failure is raised with its reason, and retried downloads are not reported."
+    before = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try: yield
+    finally: logging.disable(before)
+
+# %% ../nbs/17_data.ipynb #75e4d02c
+def _os_cause(e:BaseException|None)->OSError|None:
+    "The first `OSError` among `e` and the exceptions it was raised from or while handling (a failed download, a missing path)."
+    while e is not None and not isinstance(e, OSError): e = e.__cause__ or e.__context__
+    return e
+
+def _reason(e:BaseException)->str:
+    "`e` in one short line: its type and the start of its message."
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
+
+def load_encoder(backbone:str|Backbone,   # registry name or Backbone
+                 device:str|torch.device='cpu',
+                )->Encoder:
+    "Load `backbone` on `device` in eval mode: open_clip (model, tokenizer, eval transform) or sentence-transformers."
+    bb, cache = get_backbone(backbone), str(data_root() / 'models')
+    check_device(device)
+    try:
+        with _logging_off(): return _load_model(bb, device, cache)
+    except Exception as e:
+        if (c := _os_cause(e)) is None: raise
+        what, it = (f"the {bb.pretrained} weights of {bb.model}", 'them') if bb.family == 'open_clip' else (f"the sentence-transformers model {bb.model!r}", 'it')
+        raise FileNotFoundError(f"backbone {bb.name}: cannot load {what}: not in {cache} and could not be fetched ({_reason(c)}); the first "
+                                f"run needs internet access to download {it} there" + ('' if bb.pretrained else ', or check the model name')) from e
 
 # %% ../nbs/17_data.ipynb #18582cc1
 def check_templates(templates:Sequence[str])->tuple:
@@ -366,15 +411,21 @@ def load_dataset(name:str|DatasetSpec,       # registry name
         ds = torchvision.datasets.ImageFolder(str(d), transform=transform)
     else:
         cls = getattr(torchvision.datasets, spec.source.split(':', 1)[1])
-        ds = cls(str(root), transform=transform, download=download, **spec.kwargs)
+        try: ds = cls(str(root), transform=transform, download=download, **spec.kwargs)
+        except (RuntimeError, OSError) as e:    # torchvision: not found or corrupted (RuntimeError), a failed download (URLError)
+            raise FileNotFoundError(f"dataset {spec.name}: could not be downloaded into {root} ({_reason(e)})" if download else
+                                    f"dataset {spec.name}: not found in {root} ({_reason(e)}); pass download=True to download it") from e
     return ds, dataset_class_names(spec, ds, root)
 
 # %% ../nbs/17_data.ipynb #f4aed78c
 def _batches(n:int, batch_size:int)->list:
     return [range(s, min(s + batch_size, n)) for s in range(0, n, batch_size)]
 
-def _check_run_args(batch_size, dtype):
+MAX_WORKERS = 256   # data-loader worker processes at most
+
+def _check_run_args(batch_size, dtype, num_workers=0):
     check_scalar(batch_size, 'batch_size', numbers.Integral, low=1)
+    check_scalar(num_workers, 'num_workers', numbers.Integral, low=0, high=MAX_WORKERS)
     if dtype not in ('float32', 'float16'): raise ValueError(f"dtype={dtype!r}; expected 'float32' or 'float16'")
 
 # %% ../nbs/17_data.ipynb #660d02cf
@@ -421,7 +472,7 @@ def write_embeddings(samples,                  # indexable (sample, label) pairs
                     )->Path:                   # the entry directory
     "Embed `samples` and the class prompts with `encoder` into a store entry: resumable, atomic, checksummed."
     out, meta, templates = Path(out), dict(meta or {}), list(check_templates(templates))
-    _check_run_args(batch_size, dtype)
+    _check_run_args(batch_size, dtype, num_workers)
     if not len(samples): raise ValueError("samples is empty; expected at least one (sample, label) pair")
     settings = dict(meta, backbone=_backbone_record(encoder.backbone), templates=templates, n=len(samples),
                     class_names=list(class_names), dtype=dtype)
@@ -469,6 +520,12 @@ def extract_plan(spec:DatasetSpec, bb:Backbone, out:Path, root:str|Path|None=Non
     return '\n'.join(lines)
 
 # %% ../nbs/17_data.ipynb #4db5e1be
+def _check_root(root)->Path:
+    "The data root (`data_root(root)`) unless it is a file; then a `ValueError` naming it."
+    r = data_root(root)
+    if r.exists() and not r.is_dir(): raise ValueError(f"{'root' if root is not None else '$' + DATA_ENV}={str(r)!r}: is a file; expected a folder")
+    return r
+
 def extract(dataset:str|DatasetSpec,          # registry name, e.g. 'cifar10' (see `DATASETS`)
             backbone:str|Backbone|Encoder='ViT-B-16', # registry name, Backbone, or an already loaded Encoder
             root:str|Path|None=None,          # data root (see `data_root`)
@@ -484,7 +541,7 @@ def extract(dataset:str|DatasetSpec,          # registry name, e.g. 'cifar10' (s
            )->Path:                           # the store entry directory
     "Embed a registered dataset with a backbone and write (or resume) its store entry."
     spec = get_dataset_spec(dataset)
-    _check_run_args(batch_size, dtype); check_template_arg(templates)
+    _check_run_args(batch_size, dtype, num_workers); check_template_arg(templates); check_device(device); _check_root(root)
     bb = backbone.backbone if isinstance(backbone, Encoder) else get_backbone(backbone)
     if bb.modality != spec.modality:
         raise ValueError(f"backbone {bb.name!r} embeds {bb.modality}s; dataset {spec.name!r} has {spec.modality}s")
@@ -587,16 +644,14 @@ def register_logit_task(name:str, spec:LogitFile)->LogitFile:
     return spec
 
 # %% ../nbs/17_data.ipynb #70c54eb3
-for _name, _spec in {
-        'cifar10-clip': LogitFile('Clip_CIFAR10_CIFAR10_test.csv', 'openai/clip-vit-base-patch32',
-                                  '4420515f975b98f14597ac6bef4e66284576606e2ba3219f6e26992d29fa2c3f'),
-        'cifar10-siglip': LogitFile('SigLIP_CIFAR10_CIFAR10_test.csv', 'google/siglip-base-patch16-224',
-                                    '7a56dd97d97bf0195017f07e22bcadea04f87523c3847629f8d323990d9f803f'),
-        'cifar10-siglip2': LogitFile('SigLIP2_CIFAR10_CIFAR10_test.csv', 'google/siglip2-base-patch16-224',
-                                     '5419494db8b513d2b0b54edf44942b1f3b91afb7a8cfb7f66f8f6898215cc503'),
-        'cifar10-biomedclip': LogitFile('BiomedCLIP_CIFAR10_CIFAR10_test.csv', 'BiomedCLIP',
-                                        '102cd191e5914432db3bc6e982c936a1cc29c41f634a1c281d6dc134d67d6dcd')}.items():
-    register_logit_task(_name, _spec)
+register_logit_task('cifar10-clip', LogitFile('Clip_CIFAR10_CIFAR10_test.csv', 'openai/clip-vit-base-patch32',
+                                              '4420515f975b98f14597ac6bef4e66284576606e2ba3219f6e26992d29fa2c3f'))
+register_logit_task('cifar10-siglip', LogitFile('SigLIP_CIFAR10_CIFAR10_test.csv', 'google/siglip-base-patch16-224',
+                                                '7a56dd97d97bf0195017f07e22bcadea04f87523c3847629f8d323990d9f803f'))
+register_logit_task('cifar10-siglip2', LogitFile('SigLIP2_CIFAR10_CIFAR10_test.csv', 'google/siglip2-base-patch16-224',
+                                                 '5419494db8b513d2b0b54edf44942b1f3b91afb7a8cfb7f66f8f6898215cc503'))
+_ = register_logit_task('cifar10-biomedclip', LogitFile('BiomedCLIP_CIFAR10_CIFAR10_test.csv', 'BiomedCLIP',
+                                                        '102cd191e5914432db3bc6e982c936a1cc29c41f634a1c281d6dc134d67d6dcd'))
 
 # %% ../nbs/17_data.ipynb #65601ea2
 def package_dir()->Path:
@@ -610,21 +665,36 @@ def logits_dir(path:str|Path|None=None)->Path:
     return Path(path or os.environ.get(LOGITS_ENV) or data_root() / 'image-logits').expanduser()
 
 # %% ../nbs/17_data.ipynb #1edf75ed
+def _logits_table(path:Path, label_col:str)->pd.DataFrame:
+    "The table of a logits CSV, every cell a number or empty; else a `ValueError` naming the file (and the cell)."
+    try: header, df = pd.read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist(), pd.read_csv(path)
+    except pd.errors.EmptyDataError: raise ValueError(f"{path}: the file is empty; expected a header (class names, {label_col}) and one row per sample") from None
+    except ValueError as e: raise ValueError(f"{path}: not a readable CSV ({_reason(e)})") from None   # ParserError, UnicodeDecodeError
+    if dup := next((c for c in header if header.count(c) > 1), None):
+        raise ValueError(f"{path}: the column {dup!r} appears {header.count(dup)} times; expected distinct class names")
+    if not isinstance(df.index, pd.RangeIndex): raise ValueError(f"{path}: the rows have more fields than the header has names")
+    if df.empty: raise ValueError(f"{path}: a header and no rows; expected one row per sample")
+    for c in df.select_dtypes(exclude='number'):
+        bad = np.flatnonzero(pd.to_numeric(df[c], errors='coerce').isna() & df[c].notna())
+        if len(bad): raise ValueError(f"{path}: data row {bad[0] + 1}, column {c!r}: {df[c].iat[bad[0]]!r} is not a number")
+    return df
+
 def read_logits_csv(path:str|Path,             # CSV: class columns, then label and id columns
                     name:str|None=None,        # task name (default: the file stem)
                     label_col:str='target-0', id_col:str='instance_id',
                    )->Task:                    # logit-only task (logits (n, m), labels, class names)
     "A logit-only `Task` from a CSV of zero-shot logits with one column per class."
     path = Path(path)
-    if not path.exists(): raise FileNotFoundError(f"{path}: no such logits file")
-    df = pd.read_csv(path)
+    if not path.is_file(): raise FileNotFoundError(f"{path}: {'a folder, not a logits file' if path.is_dir() else 'no such logits file'}")
+    df = _logits_table(path, label_col)
     if label_col not in df: raise ValueError(f"{path}: no label column {label_col!r}; columns are {list(df.columns)[:12]}")
     classes = [c for c in df.columns if c not in (label_col, id_col)]
-    y = df[label_col].to_numpy()
+    if not classes: raise ValueError(f"{path}: no class columns; expected one column of logits per class besides {label_col!r}")
+    y = df[label_col].to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)) or y.min() < 0 or y.max() >= len(classes):
         raise ValueError(f"{path}: {label_col} must hold integer labels in [0, {len(classes)})")
     L = df[classes].to_numpy(dtype=np.float64)
-    if not np.isfinite(L).all(): raise ValueError(f"{path}: logits have NaN or infinite entries")
+    if not np.isfinite(L).all(): raise ValueError(f"{path}: logits have NaN or infinite entries (or empty cells)")
     meta = dict(source=str(path), kind='logits')
     if id_col in df: meta['instance_id'] = df[id_col].to_numpy()
     return Task(name=name or path.stem, labels=y.astype(np.int64), logits=L, class_names=classes, meta=meta)
@@ -690,13 +760,11 @@ def register_feature_task(name:str, spec:FeatureFile)->FeatureFile:
     return spec
 
 # %% ../nbs/17_data.ipynb #fed35479
-for _name, _spec in {
-        'sun397-val-clip-vitb32-1shot': FeatureFile('sun397_val_clip-vitb32_1shot.npz', 'SUN397 val', 'openai/clip-vit-base-patch32',
-                                                    'e1cc3f59bf7e0168c23130ffa3ae55bb01a562b28f35746a69e1ce6be13a6096'),
-        'stanford-cars-val-clip-vitb32-1shot': FeatureFile('stanford_cars_val_clip-vitb32_1shot.npz', 'Stanford Cars val',
-                                                           'openai/clip-vit-base-patch32',
-                                                           '546d908bbe53317db82bfbf9bdab7f6cf59729361f5da5311e61ff6f9774ab00')}.items():
-    register_feature_task(_name, _spec)
+register_feature_task('sun397-val-clip-vitb32-1shot', FeatureFile('sun397_val_clip-vitb32_1shot.npz', 'SUN397 val', 'openai/clip-vit-base-patch32',
+                                                                  'e1cc3f59bf7e0168c23130ffa3ae55bb01a562b28f35746a69e1ce6be13a6096'))
+register_feature_task('stanford-cars-val-clip-vitb32-1shot', FeatureFile('stanford_cars_val_clip-vitb32_1shot.npz', 'Stanford Cars val',
+                                                                         'openai/clip-vit-base-patch32',
+                                                                         '546d908bbe53317db82bfbf9bdab7f6cf59729361f5da5311e61ff6f9774ab00'))
 IMAGE_FEATURE_TASKS = tuple(FEATURE_TASKS)   # the registered image-feature task names, for task lists
 
 # %% ../nbs/17_data.ipynb #4dca48d3

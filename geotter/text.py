@@ -90,7 +90,8 @@ def _unpack_wordnet_base(dest:Path)->Path:
         r = subprocess.run(['apt-get', 'download', 'wordnet-base'], cwd=d, capture_output=True, text=True)
         debs = list(Path(d).glob('wordnet-base_*.deb'))
         if r.returncode or not debs:
-            raise RuntimeError(f"apt-get download wordnet-base failed ({r.stderr.strip()[-300:]}); run `apt-get update` first")
+            raise FileNotFoundError(f"{dest}: WordNet could not be downloaded (apt-get download wordnet-base: {' '.join(r.stderr.split())[-200:]}); "
+                                    "run `apt-get update` first, or put WordNet 3.0's data files there")
         subprocess.run(['dpkg', '-x', str(debs[0]), str(dest)], check=True)
     return dest / 'usr/share/wordnet'
 
@@ -106,7 +107,7 @@ def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes); default
     for f in (dest / fname, dest / 'usr/share/wordnet' / fname, Path('/usr/share/wordnet') / fname):
         if f.exists(): return f
     if not shutil.which('apt-get') or not shutil.which('dpkg'):
-        raise RuntimeError(f"WordNet not found and no apt-get/dpkg here: put WordNet 3.0's data.noun in {dest}")
+        raise FileNotFoundError(f"{dest / fname}: WordNet not found, and no apt-get/dpkg to download it: put WordNet 3.0's {fname} in {dest}")
     if verbose: print(f"{fname} not found: downloading Debian's wordnet-base (6.5 MB) and unpacking it into {dest} (29 MB)")
     return _unpack_wordnet_base(dest) / fname
 

@@ -49,7 +49,8 @@ def assert_usage_error(code, err, *needles):
 
 # --- help: fast, no torch, defaults and methods from the library ------------------------------------------
 
-@pytest.mark.parametrize('argv', [['--help'], ['--version'], ['adapt', '--help'], ['experiments', '--help']])
+@pytest.mark.parametrize('argv', [['--help'], ['--version'], ['adapt', '--help'], ['experiments', '--help'], ['demo', '--help'],
+                                  ['extract', '--help']])
 def test_help_imports_no_torch(argv):
     code = f"import sys\nfrom geotter.cli import main\ntry: main({argv!r})\nexcept SystemExit: pass\nprint('torch' in sys.modules)"
     r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
@@ -299,6 +300,16 @@ def test_broken_stores(files, capsys, monkeypatch):
 
 # --- help: every command and option says what it does ------------------------------------------------------
 
+def test_help_lists_every_task_and_dataset(capsys):
+    "The task names `--task`/`--tasks` accept and the datasets `extract` knows are all in the help."
+    import geotter.text
+    from geotter.data import DATASETS, LOGIT_TASKS, FEATURE_TASKS
+    for cmd, names in (('demo', [*cli.DEMO_TASKS, *LOGIT_TASKS, *FEATURE_TASKS]), ('experiments', [*LOGIT_TASKS, *FEATURE_TASKS]),
+                       ('extract', list(DATASETS))):
+        code, out, _ = run(capsys, cmd, *(['table1'] if cmd == 'experiments' else []), '--help')
+        text = ' '.join(out.split())
+        assert code == 0 and all(n in text for n in names), (cmd, [n for n in names if n not in text])
+
 def test_every_command_and_option_has_help():
     "The top level and each command have a description; every option and argument has a help text."
     p = cli._parser()
@@ -342,3 +353,88 @@ def test_version(capsys):
     import geotter
     with pytest.raises(SystemExit) as e: main(['--version'])
     assert e.value.code == 0 and capsys.readouterr().out.strip() == f'geotter {geotter.__version__}'
+
+
+# --- extract offline or with wrong arguments: one line, exit status 2 ---------------------------------------------
+
+def _no_download(*a, **k):
+    "What open_clip does when the weights are neither cached nor reachable: it logs an error, then raises."
+    import logging
+    try: raise FileNotFoundError('Failed to download file (open_clip_pytorch_model.bin) for timm/vit_base_patch16_clip_224.openai. '
+                                 'Last error: we cannot find the requested files in the local cache.')
+    except FileNotFoundError as e:
+        logging.error(f"Failed to download weights for tag 'openai': {e}")
+        raise RuntimeError(f"Failed to download weights for tag 'openai': {e}")
+
+def _hub_offline(*a, **k):
+    raise OSError("We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files.\n"
+                  "Check your internet connection or see how to run the library in offline mode.")
+
+def _stub_encoder(bb, device='cpu'):
+    from geotter.data import Encoder, get_backbone
+    return Encoder(get_backbone(bb), model=None, preprocess=None)
+
+def _extract_cases(f):
+    "(argv, {dotted name: replacement}, needles) of `geotter extract` runs that must end in one line and exit status 2."
+    def unreachable(*a, **k):
+        import urllib.error
+        raise urllib.error.URLError('[Errno -2] Name or service not known')
+    stub = {'geotter.data.load_encoder': _stub_encoder}
+    return [
+        (['cifar10', 'ViT-B-16'], {'open_clip.factory.download_pretrained': _no_download},
+         ['backbone ViT-B-16', 'could not be fetched', str(f / 'gdata' / 'models'), 'internet']),
+        (['wordnet-nouns', 'st:nosuch-org/nosuch-model'], {'sentence_transformers.SentenceTransformer': _hub_offline},
+         ['backbone nosuch-model', "'nosuch-org/nosuch-model'", 'could not be fetched', 'check the model name']),
+        (['wordnet-nouns', 'st:' + str(f / 'no-such-folder')], {}, ['backbone no-such-folder', 'no-such-folder', 'could not be fetched']),
+        (['cifar10', '--root', f / 'afile'], {}, ['--root', 'afile: is a file']),
+        (['wordnet-nouns', 'minilm', '--root', f / 'afile'], {}, ['--root', 'afile: is a file']),
+        (['cifar10', '--device', 'nosuch'], {}, ['--device nosuch', 'not a torch device']),
+        (['cifar10', '--device', 'cuda'], {'torch.cuda.is_available': lambda: False}, ['--device cuda', 'torch.cuda.is_available() is False']),
+        (['cifar10', '--device', 'cuda:3'], {'torch.cuda.is_available': lambda: True, 'torch.cuda.device_count': lambda: 1},
+         ['--device cuda:3', '1 cuda device']),
+        (['cifar10', '--num-workers', '-1'], {}, ['--num-workers', 'expected an integer >= 0 and <= 256']),
+        (['cifar10', '--num-workers', '100000'], {}, ['--num-workers', 'expected an integer >= 0 and <= 256']),
+        (['cifar10', '--root', f / 'nodata'], stub, ['dataset cifar10: not found in', 'nodata', 'pass --download']),
+        (['cifar10', '--root', f / 'nodata', '--download'], {**stub, 'torchvision.datasets.CIFAR10.download': unreachable},
+         ['dataset cifar10: could not be downloaded into', 'Name or service not known']),
+    ]
+
+@pytest.mark.parametrize('i', range(len(_extract_cases(Path('.')))))
+def test_extract_offline_and_bad_arguments(files, capsys, monkeypatch, i):
+    "Weights or a dataset that cannot be fetched, an unknown model, a file as --root, a device PyTorch cannot use, too many workers."
+    import logging
+    argv, patches, needles = _extract_cases(files)[i]
+    monkeypatch.setenv('GEOTTER_DATA', str(files / 'gdata')); (files / 'nodata').mkdir(exist_ok=True)
+    for name, value in patches.items(): monkeypatch.setattr(name, value)
+    monkeypatch.setattr(logging.root, 'handlers', [])              # as in a fresh process: open_clip's logging.error would print
+    code, _, err = run(capsys, 'extract', *argv, '--store', files / 'xstore')
+    assert_usage_error(code, err, *[str(s) for s in needles])
+    assert not list((files / 'xstore').rglob('*.npy'))
+
+def test_cli_warnings_are_one_line(files, capsys):
+    "A warning of the library during a command is one line `geotter CMD: warning: ...`, in the command's words; only there."
+    import warnings
+    show = warnings.showwarning
+    code, out, err = run(capsys, *adapt(files, '--method', 'fpm', '--temperature', '1e-300', '--prior', files / 'prior.txt', '--out', files / 'w.npy'))
+    assert code == 0 and 'geotter adapt: warning: fenchel_prior_matching did not converge' in err, err
+    assert all(l.startswith('geotter adapt: ') for l in err.splitlines()) and 'warnings.warn' not in err, err
+    assert warnings.showwarning is show
+
+@pytest.mark.parametrize('extra, needles', [
+    (['--method', 'otter', '--solver', 'sinkhorn', '--rho', '0.5'], ['--rho 0.5 was given with --solver sinkhorn', '--rho is used only by --solver unbalanced']),
+    (['--temperature', '1e-320'], ['--temperature 1e-320 is too small', 'expected --temperature >=']),
+    (['--method', 'sinkhorn', '--reg', '1e-320'], ['sinkhorn: --reg 9.99989e-321 is out of the range']),
+])
+def test_library_errors_name_the_option(files, capsys, extra, needles):
+    "A library check that refuses a value the command passed on names the command's option, not the function's argument."
+    import re
+    code, _, err = run(capsys, *adapt(files, '--prior', files / 'prior.txt', *extra, '--out', files / 'lib.npy'))
+    assert_usage_error(code, err, *needles)
+    assert not re.search(r'\b(rho|temperature|reg|solver)=', err), err
+
+def test_repeated_task_names_run_once(files, capsys, monkeypatch):
+    "`--task a a` (and `--methods m m`, `--tasks a a`) runs each once, in the order first given."
+    monkeypatch.setenv('GEOTTER_RESULTS', str(files / 'results'))
+    code, out, err = run(capsys, 'demo', '--task', 'synthetic', 'synthetic', '--methods', 'otter', 'zs', 'otter')
+    assert code == 0 and '2 jobs (2 methods x 1 tasks)' in out, out + err
+    assert cli._parser().parse_args(['experiments', 'noise', '--tasks', 'b', 'a', 'b']).tasks == ['b', 'a']
