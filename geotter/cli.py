@@ -240,6 +240,11 @@ def results_dir(name:str)->Path:
     from geotter.experiments import results_root
     return results_root() / name
 
+def _output_folder(out, job:str)->Path:
+    "`--out` checked, or (when not given) the results folder of `job`, named as such in errors."
+    if out is not None: return check_output_dir(out)
+    return check_output_dir(results_dir(job), f"the results folder ({RESULTS_HELP.format(job)})")
+
 # %% ../nbs/26_cli.ipynb #5913e677
 def imbalance(prior)->str:
     "How imbalanced a class prior is, in words."
@@ -316,7 +321,7 @@ def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
         ):                            # the results, one row per task and method
     "Run the methods on the tasks, print Table 1 in Markdown, save the tables and a figure."
     from geotter.experiments import TABLE1_METHODS
-    out, methods = check_output_dir(results_dir('demo') if out is None else out), tuple(TABLE1_METHODS if methods is None else methods)
+    out, methods = _output_folder(out, 'demo'), tuple(TABLE1_METHODS if methods is None else methods)
     loaded = [load_demo_task(t, seed) for t in tasks]
     out.mkdir(parents=True, exist_ok=True)
     for t in loaded: print(task_summary(t))
@@ -481,7 +486,7 @@ def run_experiment(name:str,                 # a key of `EXPERIMENTS`
     f = _experiment(name)
     n_jobs = check_number(n_jobs, '--n-jobs', int, low=-1)
     if n_jobs == 0: raise UsageError("--n-jobs: got 0; expected a positive number of workers, or -1 for all cores")
-    out = check_output_dir(results_dir('experiments') if out is None else out)
+    out = _output_folder(out, 'experiments')
     loaded = resolve_tasks(tasks, inspect.signature(f).parameters['tasks'].default, log=lambda s: print(s, file=sys.stderr))
     return f(loaded, out=out, fast=fast, n_jobs=n_jobs)
 

@@ -545,7 +545,7 @@ def extract(dataset:str|DatasetSpec,          # registry name, e.g. 'cifar10' (s
     bb = backbone.backbone if isinstance(backbone, Encoder) else get_backbone(backbone)
     if bb.modality != spec.modality:
         raise ValueError(f"backbone {bb.name!r} embeds {bb.modality}s; dataset {spec.name!r} has {spec.modality}s")
-    out = entry_dir(name or spec.name, bb.name, store)
+    out = entry_dir(spec.name if name is None else name, bb.name, store)
     if verbose: print(extract_plan(spec, bb, out, root, None if indices is None else len(indices), dtype))
     return _extract(spec, backbone if isinstance(backbone, Encoder) else load_encoder(bb, device), out, root,
                     templates, download, indices, batch_size, num_workers, dtype, overwrite, progress, on_batch)

@@ -438,3 +438,16 @@ def test_repeated_task_names_run_once(files, capsys, monkeypatch):
     code, out, err = run(capsys, 'demo', '--task', 'synthetic', 'synthetic', '--methods', 'otter', 'zs', 'otter')
     assert code == 0 and '2 jobs (2 methods x 1 tasks)' in out, out + err
     assert cli._parser().parse_args(['experiments', 'noise', '--tasks', 'b', 'a', 'b']).tasks == ['b', 'a']
+
+
+def test_results_root_that_is_a_file_is_named(files, capsys, monkeypatch):
+    "No --out and $GEOTTER_RESULTS a file: the error names the results folder and the variable, not --out."
+    monkeypatch.setenv('GEOTTER_RESULTS', str(files / 'afile'))
+    code, _, err = run(capsys, 'demo', '--task', 'synthetic', '--methods', 'zs')
+    assert code == 2 and len(err.strip().splitlines()) == 1 and 'the results folder ($GEOTTER_RESULTS/demo' in err and '--out' not in err, err
+
+
+def test_extract_refuses_an_empty_entry_name(files, capsys):
+    "--name '' is refused as a store key before anything is loaded (it was taken as no name)."
+    code, _, err = run(capsys, 'extract', 'cifar10', '--name', '', '--root', files / 'nodata', '--store', files / 'store')
+    assert code == 2 and "name '' cannot be a store key" in err and len(err.strip().splitlines()) == 1, err
