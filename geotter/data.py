@@ -26,7 +26,7 @@ import torch
 from .core import CLIP_TEMPERATURE, Task, check_scalar
 from .synthetic import make_long_tail
 from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun, data_root, store_root, slug, scratch_path,
-                           entry_dir, file_sha256, write_entry, read_manifest, read_entry, list_entries, open_run)
+                           check_folder, entry_dir, file_sha256, write_entry, read_manifest, read_entry, list_entries, open_run)
 
 # %% auto #0
 __all__ = ['BACKBONES', 'MINILM_PACKAGE', 'MINILM_SHA256', 'TEMPLATE_MODES', 'DATASETS', 'DATASET_PROVIDERS', 'MAX_WORKERS',
@@ -523,8 +523,7 @@ def extract_plan(spec:DatasetSpec, bb:Backbone, out:Path, root:str|Path|None=Non
 def _check_root(root)->Path:
     "The data root (`data_root(root)`) unless it is a file; then a `ValueError` naming it."
     r = data_root(root)
-    if r.exists() and not r.is_dir(): raise ValueError(f"{'root' if root is not None else '$' + DATA_ENV}={str(r)!r}: is a file; expected a folder")
-    return r
+    return check_folder(r, f"{'root' if root is not None else '$' + DATA_ENV}={str(r)!r}:")
 
 def extract(dataset:str|DatasetSpec,          # registry name, e.g. 'cifar10' (see `DATASETS`)
             backbone:str|Backbone|Encoder='ViT-B-16', # registry name, Backbone, or an already loaded Encoder

@@ -55,7 +55,8 @@ def _em_inputs(probs, q, q_name:str, count, source_prior, max_iter, tol)->tuple:
 def _em_step(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->torch.Tensor:
     "One EM step: (count q_old + sum_i normalize(W_i * q)) / (count + b); a row that q gives no mass counts as normalize(W_i)."
     R = W * q; s = R.sum(1, keepdim=True)
-    R = torch.where(s > 0, R / s.clamp_min(1e-300), W / W.sum(1, keepdim=True))   # every row keeps its mass
+    R = R / s.clamp_min(1e-300)
+    if (s == 0).any(): R = torch.where(s > 0, R, W / W.sum(1, keepdim=True))   # every row keeps its mass
     return (count * q_old + R.sum(0)) / (count + W.shape[0])
 
 def _em_objective(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->float:

@@ -23,9 +23,10 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['DATA_ENV', 'STORE_ENV', 'NAME_MAX', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'SWAP_ATTEMPTS', 'READ_PATIENCE', 'data_root',
-           'store_root', 'StoreError', 'slug', 'max_name_bytes', 'entry_key', 'key_name', 'entry_dir', 'scratch_path',
-           'is_stale', 'clean_stale', 'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json', 'read_json',
-           'swap_in', 'write_entry', 'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run', 'list_entries']
+           'store_root', 'StoreError', 'slug', 'max_name_bytes', 'entry_key', 'key_name', 'check_folder', 'entry_dir',
+           'scratch_path', 'is_stale', 'clean_stale', 'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json',
+           'read_json', 'swap_in', 'write_entry', 'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run',
+           'list_entries']
 
 # %% ../nbs/16_store.ipynb #10f14533
 DATA_ENV = 'GEOTTER_DATA'
@@ -77,9 +78,12 @@ def key_name(key:str)->str|None:
     except StoreError: return None
 
 # %% ../nbs/16_store.ipynb #c335e5a6
-def _check_root(r:Path)->Path:
-    if r.exists() and not r.is_dir(): raise StoreError(f"{r}: the store root is a file; expected a folder (see GEOTTER_STORE)")
-    return r
+def check_folder(path:Path, label:str, hint:str='')->Path:
+    "`path` unless something other than a folder is there; then a `StoreError`: '<label> is a file; expected a folder<hint>'."
+    if path.exists() and not path.is_dir(): raise StoreError(f"{label} is a file; expected a folder{hint}")
+    return path
+
+def _check_root(r:Path)->Path: return check_folder(r, f"{r}: the store root", f" (see {STORE_ENV})")
 
 def entry_dir(name:str,                 # task name, e.g. 'cifar10' or 'wordnet-nouns'
               backbone:str,             # backbone name; 'ViT-B/32' and 'ViT-B-32' are the same entry
