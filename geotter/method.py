@@ -306,11 +306,11 @@ class Prepared:
 
     def _ratio_logits(self)->torch.Tensor:
         "float64 theta * T / 0.01 (CLIP's scale) of every row, or (chunked) of the seeded sample `sample_rows(n, seed=seed)`."
-        scale = self.config['temperature'] / CLIP_TEMPERATURE
-        if self.backend == 'dense': return (self.logits * scale).to(torch.float64)
+        T = self.config['temperature']                  # theta * T first: T / 0.01 may overflow even float64
+        if self.backend == 'dense': return self.logits.to(torch.float64) * T / CLIP_TEMPERATURE
         rows = torch.as_tensor(sample_rows(self.n, seed=self.config['seed']), device=self.X.device)
         theta = self.logits[rows] if self.logits is not None else self.X[rows] @ self.Y.T / self.config['temperature']
-        return (theta * scale).to(torch.float64)
+        return theta.to(torch.float64) * T / CLIP_TEMPERATURE
 
     def adapt(self,
               prior=None,                    # (m,) target class prior, 'uniform', or None: unknown, estimated (`ratio`)
@@ -395,7 +395,13 @@ class Prepared:
         if prior is not None: return check_prior(prior, self.m, device=self.X.device), 'emd' if solver is None else solver, reg, rho
         nats = CLIP_TEMPERATURE / self.config['temperature']      # one nat of the zero-shot cost in units of GeoTTER's cost
         solver = 'unbalanced' if solver is None else solver
-        if solver in ('sinkhorn', 'unbalanced') and reg is None: reg = UNKNOWN_RATIO['reg'] * nats
+        if solver in ('sinkhorn', 'unbalanced') and reg is None:
+            reg = UNKNOWN_RATIO['reg'] * nats
+            if not reg >= torch.finfo(torch.float64).tiny:             # a subnormal entropic weight: the potentials overflow
+                T = self.config['temperature']
+                raise ValueError(f"temperature={T:g} is too large for transport with the ratio unknown: its entropic weight, "
+                                 f"{UNKNOWN_RATIO['reg']:g} nats of the zero-shot cost = {reg:.3g}, underflows float64; expected "
+                                 f"temperature <= {T * reg / torch.finfo(torch.float64).tiny:.3g}, or pass reg")
         if solver == 'unbalanced' and rho is None: rho = UNKNOWN_RATIO['rho'] * nats
         return self.ratio.target.to(self.X.device), solver, reg, rho
 
