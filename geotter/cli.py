@@ -14,11 +14,12 @@ from .store import NAME_MAX, STORE_ENV, atomic_write, max_name_bytes, scratch_pa
 
 # %% auto #0
 __all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
-           'GEOTTER_METHODS', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES', 'module_constant',
-           'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir', 'write_output',
-           'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance', 'task_summary',
-           'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs', 'save_labels',
-           'adapt_files', 'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract', 'main']
+           'GEOTTER_METHODS', 'MAX_STEPS', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES',
+           'module_constant', 'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir',
+           'write_output', 'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance',
+           'task_summary', 'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs',
+           'save_labels', 'adapt_files', 'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract',
+           'main']
 
 # %% ../nbs/26_cli.ipynb #11cf738d
 def _literal(node):
@@ -349,7 +350,7 @@ def _options():
         'beta': (float, True, G, f"weight of the cluster cost, or auto (GeoTTER, Multi-GeoTTER; default {d['beta']:g})"),
         'k': (int, False, G, f"neighbours of the k-NN graph (GeoTTER, Multi-GeoTTER; default {d['k']})"),
         'alpha': (float, True, G, f"smoothing weight, or auto (GeoTTER, Multi-GeoTTER; default {d['alpha']:g})"),
-        'steps': (int, False, G, f"transport-smoothing rounds (GeoTTER default {d['steps']}, Multi-GeoTTER default 2)"),
+        'steps': (int, False, G, f"transport-smoothing rounds, at most 1000 (GeoTTER default {d['steps']}, Multi-GeoTTER default 2)"),
         'seed': (int, False, G, "k-means seed (GeoTTER, Multi-GeoTTER; default 0)"),
         'solver': (str, False, G + ('otter',), "OT solver: emd, sinkhorn or unbalanced (OTTER, GeoTTER, Multi-GeoTTER; default emd, or unbalanced when the ratio is unknown)"),
         'reg': (float, False, G + ('otter', 'sinkhorn'), f"entropic weight of the sinkhorn and unbalanced solvers "
@@ -360,7 +361,8 @@ def _options():
 
 # %% ../nbs/26_cli.ipynb #54710266
 _LOWER = {'k': (1, False), 'steps': (1, False), 'temperature': (0, True), 'reg': (0, True), 'rho': (0, True)}
-_UPPER = {'alpha': 1, 'beta': 1}   # weights in [0, 1]
+MAX_STEPS = 1000                    # transport-smoothing rounds: the paper uses 1 or 2; a bound keeps a typo from running for days
+_UPPER = {'alpha': 1, 'beta': 1, 'steps': MAX_STEPS}   # weights in [0, 1]; rounds
 
 def check_option(opt:str, value):
     "A method option of `geotter adapt` (see `_options`) as a number, or `UsageError` naming it."

@@ -136,6 +136,7 @@ def _bad_cases(f):
         (['experiments', 'noise', '--out', '/proc/geotter-exp'], ['--out', 'cannot write in /proc']),
         (adapt(f, '--method', 'otter', '--beta', 0.5), ['--beta', 'otter']),
         (adapt(f, '--k', 0), ['--k']), (adapt(f, '--k', N), ['--k', 'fewer neighbours']), (adapt(f, '--steps', 1.5), ['--steps']),
+        (adapt(f, '--steps', 10**18), ['--steps', '<= 1000']),
         (adapt(f, '--reg', -1), ['--reg']), (adapt(f, '--method', 'nope'), ['--method']),
         *[(adapt(f, '--temperature', t), ['--temperature']) for t in ('0', '-0.1', 'nan', 'inf', '-inf', 'True', 'x')],
         (['experiments', 'table1', '--tasks', 'nope', '--out', f / 'e'], ['--tasks nope']),
@@ -451,3 +452,12 @@ def test_extract_refuses_an_empty_entry_name(files, capsys):
     "--name '' is refused as a store key before anything is loaded (it was taken as no name)."
     code, _, err = run(capsys, 'extract', 'cifar10', '--name', '', '--root', files / 'nodata', '--store', files / 'store')
     assert code == 2 and "name '' cannot be a store key" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_temperature_too_large_for_the_ratio_unknown(files, capsys):
+    "The library refuses it while adapting: the note, then one error line naming the option, exit 2."
+    code, out, err = run(capsys, *adapt(files, '--out', files / 'o.npy', '--temperature', '1e308'))
+    assert code == 2 and 'Traceback' not in err, err
+    note, error = err.splitlines()
+    assert note.startswith('geotter adapt: note: no --prior'), err
+    assert error.startswith('geotter adapt: error: --temperature 1e+308 is too large') and '<= 4.49e+304' in error, err
