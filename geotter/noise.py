@@ -185,7 +185,8 @@ def fused_beta(w:float,            # shrinkage weight on the cluster mean, in [0
 # %% ../nbs/09_noise.ipynb #02f85f99
 def _shrinkage_weight(sigma2:float, tau2:float)->float:
     r"James–Stein weight $w^\star=\sigma^2/(\sigma^2+\tau^2)$ (Thm. C.2)."
-    if sigma2 + tau2 <= 0: raise ValueError("sigma2 + tau2 = 0: the scores X Y^T do not vary (e.g. all class embeddings Y are equal); the data-driven beta is undefined")
+    if sigma2 + tau2 <= 0: raise ValueError("beta='auto' (the data-driven beta) is undefined: the scores X Y^T do not vary across the classes "
+                                     "of Y (sigma2 + tau2 = 0: one class, or all class embeddings equal); give beta a number")
     return sigma2 / (sigma2 + tau2)
 
 # %% ../nbs/09_noise.ipynb #218dc857

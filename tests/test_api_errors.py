@@ -117,6 +117,8 @@ RELATIONAL = {
     'label_free_predict logits columns': (lambda: G.label_free_predict(X, Y, logits=L[:, 1:]), 'logits'),
     'StreamingGeoTTER float32 temperature': (lambda: G.StreamingGeoTTER(Y.astype(np.float32), temperature=1e-39), 'temperature'),
     'marginal_errors negative plan': (lambda: G.marginal_errors(-np.full((N, M), 1 / (N * M)), P), 'plan'),
+    'geotter beta auto with one class': (lambda: G.geotter(X, Y[:1], 'uniform', beta='auto'), 'beta'),
+    'geotter temperature too large for the ratio unknown': (lambda: G.geotter(X, Y, temperature=1e308), 'temperature'),
 }
 
 @pytest.mark.parametrize('name', list(RELATIONAL))
