@@ -90,8 +90,8 @@ class BlockCost:
         z = None if not self.beta else torch.as_tensor(self.clusters[idx]) if self.clusters is not None else nearest_centres(Xb, self.centres)
         C = fused_cost(theta, self.beta, self.table, z, self.log_prior)
         if not torch.isfinite(C.sum()):
-            raise ValueError(f"the cost has NaN or infinite entries in rows {idx[0]}..{idx[-1]}: X (or the logits) holds them, "
-                             f"or the logits overflow (a temperature or prior_weight too far from 1)")
+            raise ValueError(f"X (or the logits) holds NaN or infinite values in rows {idx[0]}..{idx[-1]}, where the cost is not "
+                             f"finite; or the logits overflow there (a temperature or prior_weight too far from 1)")
         return C
 
 # %% ../nbs/11_method.ipynb #17d5e451
