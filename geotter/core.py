@@ -318,7 +318,7 @@ def class_prior(labels,              # (n,) integer labels in [0, n_classes)
                )->np.ndarray:        # (n_classes,) proportions, sum 1
     "Empirical class proportions of `labels`: the label ratio the paper assumes known."
     y = check_labels(labels)
-    n_classes = int(y.max()) + 1 if n_classes is None else check_int(n_classes, 'n_classes', low=1)
+    n_classes = int(y.max()) + 1 if n_classes is None else check_int(n_classes, 'n_classes', low=1, high=np.iinfo(np.intp).max // 8)
     if y.max() >= n_classes: raise ValueError(f"labels has label {y.max()}; expected < n_classes={n_classes}")
     return np.bincount(y, minlength=n_classes) / len(y)
 

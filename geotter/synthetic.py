@@ -13,7 +13,7 @@ from .core import *
 from .graph import knn_indices
 
 # %% auto #0
-__all__ = ['class_sizes', 'drifted_class_embeddings', 'make_long_tail', 'prototype_spread', 'gnoise', 'lnoise']
+__all__ = ['MAX_NOISE', 'class_sizes', 'drifted_class_embeddings', 'make_long_tail', 'prototype_spread', 'gnoise', 'lnoise']
 
 # %% ../nbs/14_synthetic.ipynb #fbeab2b0
 _SCALES = ('per_coordinate', 'per_vector')
@@ -53,13 +53,15 @@ def drifted_class_embeddings(prototypes:np.ndarray, # (m, d) unit-norm true prot
     return Y / np.linalg.norm(Y, axis=1, keepdims=True), conf.astype(np.int64)
 
 # %% ../nbs/14_synthetic.ipynb #bcd992ee
+MAX_NOISE = 1e150   # noise scales above ~1e154 overflow the squared norms of float64 samples
+
 def _check_generator_args(n_classes, dim, n_head, n_sub, sigma_sub, sigma_intra, n_per_head,
                           head_tail_ratio, prototype_drift, n_confusers, noise_scale):
     check_scalar(n_classes, 'n_classes', numbers.Integral, low=2)
     check_scalar(dim, 'dim', numbers.Integral, low=2)
     check_scalar(n_head, 'n_head', numbers.Integral, low=0, high=n_classes)
     check_scalar(n_sub, 'n_sub', numbers.Integral, low=1)
-    check_scalar(sigma_sub, 'sigma_sub', low=0); check_scalar(sigma_intra, 'sigma_intra', low=0)
+    check_scalar(sigma_sub, 'sigma_sub', low=0, high=MAX_NOISE); check_scalar(sigma_intra, 'sigma_intra', low=0, high=MAX_NOISE)
     check_scalar(n_per_head, 'n_per_head', numbers.Integral, low=1)
     if n_head > 0 and n_per_head < n_sub:
         raise ValueError(f"n_per_head={n_per_head} < n_sub={n_sub}; expected at least one sample per sub-cluster")
@@ -67,6 +69,10 @@ def _check_generator_args(n_classes, dim, n_head, n_sub, sigma_sub, sigma_intra,
     check_scalar(prototype_drift, 'prototype_drift', low=0)
     check_scalar(n_confusers, 'n_confusers', numbers.Integral, low=0, high=n_classes - 1)
     _check_noise_scale(noise_scale)
+    n = n_head * n_per_head + (n_classes - n_head) * max(1, round(n_per_head / head_tail_ratio))
+    if n * max(dim, n_classes) * 8 > np.iinfo(np.intp).max:            # float64 samples (and class-by-class tables)
+        raise ValueError(f"n_classes={n_classes}, n_per_head={n_per_head} and dim={dim} ask for {n:,} samples in {dim:,} "
+                         f"dimensions: more float64 values than numpy can index")
 
 # %% ../nbs/14_synthetic.ipynb #3fef3610
 def _sample_clusters(P, sizes, n_head, n_sub, s_sub, s_intra, rng):

@@ -119,6 +119,11 @@ RELATIONAL = {
     'marginal_errors negative plan': (lambda: G.marginal_errors(-np.full((N, M), 1 / (N * M)), P), 'plan'),
     'geotter beta auto with one class': (lambda: G.geotter(X, Y[:1], 'uniform', beta='auto'), 'beta'),
     'geotter temperature too large for the ratio unknown': (lambda: G.geotter(X, Y, temperature=1e308), 'temperature'),
+    'make_long_tail n_per_head 2**63': (lambda: G.make_long_tail(n_per_head=2**63), 'n_per_head'),
+    'make_long_tail n_classes 2**63': (lambda: G.make_long_tail(n_classes=2**63), 'n_classes'),
+    'make_long_tail dim 2**62': (lambda: G.make_long_tail(dim=2**62), 'dim'),
+    'make_long_tail sigma_intra 1e300': (lambda: G.make_long_tail(sigma_intra=1e300), 'sigma_intra'),
+    'class_prior n_classes 2**63': (lambda: G.class_prior([0, 1], 2**63), 'n_classes'),
 }
 
 @pytest.mark.parametrize('name', list(RELATIONAL))
