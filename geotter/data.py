@@ -176,7 +176,12 @@ def _load_model(bb:Backbone, device, cache:str)->Encoder:
                                                                      cache_dir=cache)
         return Encoder(bb, model.eval(), open_clip.get_tokenizer(bb.model), preprocess, device)
     from sentence_transformers import SentenceTransformer
-    return Encoder(bb, SentenceTransformer(minilm_path(bb.model), device=str(device), cache_folder=cache).eval(), device=device)
+    load = lambda local: SentenceTransformer(minilm_path(bb.model), device=str(device), cache_folder=cache, local_files_only=local)
+    try: model = load(True)                  # cached, or a folder: no network, so no silent wait for an unreachable hub
+    except OSError:
+        print(f"backbone {bb.name}: {bb.model!r} is not in {cache}: fetching it from the Hugging Face hub", flush=True)
+        model = load(False)
+    return Encoder(bb, model.eval(), device=device)
 
 @contextlib.contextmanager
 def _logging_off():

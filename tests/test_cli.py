@@ -461,3 +461,21 @@ def test_temperature_too_large_for_the_ratio_unknown(files, capsys):
     note, error = err.splitlines()
     assert note.startswith('geotter adapt: note: no --prior'), err
     assert error.startswith('geotter adapt: error: --temperature 1e+308 is too large') and '<= 4.49e+304' in error, err
+
+
+def test_sentence_transformer_is_read_from_the_cache_before_the_hub(monkeypatch, capsys, tmp_path):
+    "A cached model loads without the network; an uncached one is announced in one line before the hub is tried."
+    from geotter.data import load_encoder
+    calls = []
+    class Fake:
+        def __init__(self, name, device=None, cache_folder=None, local_files_only=False):
+            calls.append(local_files_only)
+            if local_files_only and 'uncached' in name: raise OSError("couldn't find them in the cached files")
+        def eval(self): return self
+    monkeypatch.setattr('sentence_transformers.SentenceTransformer', Fake)
+    monkeypatch.setenv('GEOTTER_DATA', str(tmp_path))
+    load_encoder('st:org/cached-model')
+    assert calls == [True] and capsys.readouterr().out == ''
+    calls.clear(); load_encoder('st:org/uncached-model')
+    out = capsys.readouterr().out
+    assert calls == [True, False] and out.count('\n') == 1 and "'org/uncached-model' is not in" in out and 'Hugging Face hub' in out, out
