@@ -91,7 +91,9 @@ RATIO_ESTIMATORS = {
 
 def ratio_errors(q, labels, m:int, min_count:float=0.5)->dict:
     "Total variation to the batch's true ratio, and recall / precision of the classes found (n q_k >= min_count)."
-    y = np.asarray(labels); true = np.bincount(y, minlength=m) / len(y); q = np.asarray(q, dtype=np.float64)
+    m = check_int(m, 'm', low=1); y = check_labels(labels, 'labels', m=m); q = check_prior(q, m, name='q').numpy()
+    min_count = check_scalar(min_count, 'min_count', low=0)
+    true = np.bincount(y, minlength=m) / len(y)
     found, present = len(y) * q >= min_count, true > 0
     return dict(tv=total_variation(q, true), recall=(found & present).sum() / present.sum(), precision=(found & present).sum() / max(found.sum(), 1))
 

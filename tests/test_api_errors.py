@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import geotter as G
+from geotter.ratio import ratio_errors        # a benchmark helper, outside the top-level API
 
 rng = np.random.default_rng(0)
 N, M, D = 40, 6, 16
@@ -124,6 +125,8 @@ RELATIONAL = {
     'make_long_tail dim 2**62': (lambda: G.make_long_tail(dim=2**62), 'dim'),
     'make_long_tail sigma_intra 1e300': (lambda: G.make_long_tail(sigma_intra=1e300), 'sigma_intra'),
     'class_prior n_classes 2**63': (lambda: G.class_prior([0, 1], 2**63), 'n_classes'),
+    'ratio_errors q of another length': (lambda: ratio_errors([0.5, 0.5], LABELS, M), 'q'),
+    'ratio_errors labels out of range': (lambda: ratio_errors(P, np.r_[LABELS, M], M), 'labels'),
 }
 
 @pytest.mark.parametrize('name', list(RELATIONAL))
