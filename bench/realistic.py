@@ -6,7 +6,7 @@
         # estimator: TV, recall, precision); read by nbs/13_ratio_unknown.ipynb
 
 Tasks (each when its data are here): the two image-feature tasks (`$GEOTTER_DATA`), wordnet-sample, wordnet-nouns
-(`geotter extract wordnet-nouns all-MiniLM-L6-v2` first), the four CIFAR-10 logit tasks and the synthetic long-tailed task. Batches are drawn by `geotter.ratio.realistic_eval`
+(`geotter extract wordnet-nouns all-MiniLM-L6-v2 --download` first), the four CIFAR-10 logit tasks and the synthetic long-tailed task. Batches are drawn by `geotter.ratio.realistic_eval`
 from numpy's default_rng([0, scenario]), the same draws as bench/peers.py (StatA, TransCLIP-ZS, ZLaP), so the first
 batches of both scripts are the same batches. The slow run of the protocol is `--batches 100 --large-batches 100`.
 This is a benchmark, not a test.

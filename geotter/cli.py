@@ -14,7 +14,7 @@ from .store import NAME_MAX, STORE_ENV, atomic_write, max_name_bytes, scratch_pa
 
 # %% auto #0
 __all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
-           'GEOTTER_METHODS', 'MAX_STEPS', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES',
+           'GEOTTER_METHODS', 'MAX_STEPS', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES', 'MAX_JOBS',
            'module_constant', 'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir',
            'write_output', 'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance',
            'task_summary', 'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs',
@@ -350,7 +350,7 @@ def _options():
         'beta': (float, True, G, f"weight of the cluster cost, or auto (GeoTTER, Multi-GeoTTER; default {d['beta']:g})"),
         'k': (int, False, G, f"neighbours of the k-NN graph (GeoTTER, Multi-GeoTTER; default {d['k']})"),
         'alpha': (float, True, G, f"smoothing weight, or auto (GeoTTER, Multi-GeoTTER; default {d['alpha']:g})"),
-        'steps': (int, False, G, f"transport-smoothing rounds, at most 1000 (GeoTTER default {d['steps']}, Multi-GeoTTER default 2)"),
+        'steps': (int, False, G, f"transport-smoothing rounds, at most {MAX_STEPS} (GeoTTER default {d['steps']}, Multi-GeoTTER default 2)"),
         'seed': (int, False, G, "k-means seed (GeoTTER, Multi-GeoTTER; default 0)"),
         'solver': (str, False, G + ('otter',), "OT solver: emd, sinkhorn or unbalanced (OTTER, GeoTTER, Multi-GeoTTER; default emd, or unbalanced when the ratio is unknown)"),
         'reg': (float, False, G + ('otter', 'sinkhorn'), f"entropic weight of the sinkhorn and unbalanced solvers "
@@ -477,16 +477,18 @@ def resolve_tasks(names=None,          # task names given by the user, or None f
     return out
 
 # %% ../nbs/26_cli.ipynb #e6b2967f
+MAX_JOBS = 256                      # joblib workers at most (-1 takes every core); a bound keeps a typo from spawning processes without end
+
 def run_experiment(name:str,                 # a key of `EXPERIMENTS`
                    tasks=None,               # task names (None: the experiment's defaults available here)
                    out:str|None=None,        # output folder, also the resumable cache (default: `results_dir('experiments')`)
                    fast:bool=False,          # small subsamples and one seed
-                   n_jobs:int=1,             # joblib workers (-1: all cores)
+                   n_jobs:int=1,             # joblib workers: -1 (all cores) or 1 to `MAX_JOBS`
                   ):
     "Run the experiment `name` on the tasks that load, and return what its function returns."
     import inspect
     f = _experiment(name)
-    n_jobs = check_number(n_jobs, '--n-jobs', int, low=-1)
+    n_jobs = check_number(n_jobs, '--n-jobs', int, low=-1, high=MAX_JOBS)
     if n_jobs == 0: raise UsageError("--n-jobs: got 0; expected a positive number of workers, or -1 for all cores")
     out = _output_folder(out, 'experiments')
     loaded = resolve_tasks(tasks, inspect.signature(f).parameters['tasks'].default, log=lambda s: print(s, file=sys.stderr))
@@ -571,7 +573,8 @@ def _add_experiments(sub):
     x.add_argument('--tasks', nargs='+', action=_Distinct, help=f'task names: {_task_names()} (default: every default task whose data are found)')
     x.add_argument('--out', help=f"output folder, also the resumable cache (default: {RESULTS_HELP.format('experiments')})")
     x.add_argument('--fast', action='store_true', help='small subsamples and one seed (a quick check)')
-    x.add_argument('--n-jobs', type=_arg(lambda s: check_number(s, '--n-jobs', int, low=-1)), default=1, help='joblib workers (-1: all cores; default: 1)')
+    x.add_argument('--n-jobs', type=_arg(lambda s: check_number(s, '--n-jobs', int, low=-1, high=MAX_JOBS)), default=1,
+                   help=f'joblib workers: -1 (all cores) or 1 to {MAX_JOBS} (default: 1)')
 
 # %% ../nbs/26_cli.ipynb #a7c1d007
 def _add_extract(sub):

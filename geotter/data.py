@@ -180,8 +180,15 @@ def _load_model(bb:Backbone, device, cache:str)->Encoder:
     try: model = load(True)                  # cached, or a folder: no network, so no silent wait for an unreachable hub
     except OSError:
         print(f"backbone {bb.name}: {bb.model!r} is not in {cache}: fetching it from the Hugging Face hub", flush=True)
-        model = load(False)
+        _hub_answers(); model = load(False)
     return Encoder(bb, model.eval(), device=device)
+
+def _hub_answers(timeout:float=10):
+    "An `OSError` at once unless the Hugging Face hub answers one request (a download retries for over a minute before it fails)."
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+    try: get_session().head(constants.ENDPOINT, timeout=timeout)
+    except Exception as e: raise OSError(f"no answer from {constants.ENDPOINT}: {_reason(e)}") from e
 
 @contextlib.contextmanager
 def _logging_off():
@@ -404,7 +411,7 @@ def get_dataset_spec(name:str|DatasetSpec)->DatasetSpec:
 def load_dataset(name:str|DatasetSpec,       # registry name
                  root:str|Path|None=None,    # data root (see `data_root`)
                  transform:Callable|None=None, # per-sample preprocessing (the backbone's)
-                 download:bool=False,        # let torchvision download the dataset
+                 download:bool=False,        # download the dataset if missing (torchvision's, WordNet)
                 )->tuple:                    # (dataset of (sample, label), class names)
     "Open a registered dataset and its readable class names."
     spec, root = get_dataset_spec(name), data_root(root)
@@ -515,13 +522,14 @@ def estimate_bytes(n:int, d:int|None, m:int|None=None, dtype:str='float32')->int
 
 # %% ../nbs/17_data.ipynb #643447a4
 def extract_plan(spec:DatasetSpec, bb:Backbone, out:Path, root:str|Path|None=None, n:int|None=None,
-                 dtype:str='float32')->str:
+                 dtype:str='float32', download:bool=True, # data missing are downloaded (then `spec.fetches` is said)
+                )->str:
     "What `extract` will write where, and about how much, said before it starts."
     n = spec.n if n is None else n
     size = estimate_bytes(n, bb.dim, spec.m, dtype) if n else None
     est = f"~{size / 1e6:,.1f} MB, about twice that while running" if size else "size unknown"
     lines = [f"extract {spec.name} with {bb.name}: store entry {out} ({n or '?'} x {bb.dim or '?'} {dtype}, {est})"]
-    if spec.fetches: lines.append(f"  and, if missing, {spec.fetches.format(root=data_root(root))}")
+    if spec.fetches and download: lines.append(f"  and, if missing, {spec.fetches.format(root=data_root(root))}")
     return '\n'.join(lines)
 
 # %% ../nbs/17_data.ipynb #4db5e1be
@@ -537,7 +545,7 @@ def extract(dataset:str|DatasetSpec,          # registry name, e.g. 'cifar10' (s
             name:str|None=None,               # store entry name (default: the dataset name)
             store:str|Path|None=None,         # store root (see `store_root`)
             device:str='cpu', batch_size:int=256, num_workers:int=0,
-            download:bool=False,              # let torchvision download the dataset
+            download:bool=False,              # download the dataset if missing (torchvision's, WordNet)
             indices:Sequence[int]|None=None,  # embed only these samples (a subset), in this order
             dtype:str='float32', overwrite:bool=False, progress:bool=True,
             on_batch:Callable|None=None,      # called with the batch index after each saved batch
@@ -550,9 +558,9 @@ def extract(dataset:str|DatasetSpec,          # registry name, e.g. 'cifar10' (s
     if bb.modality != spec.modality:
         raise ValueError(f"backbone {bb.name!r} embeds {bb.modality}s; dataset {spec.name!r} has {spec.modality}s")
     out = entry_dir(spec.name if name is None else name, bb.name, store)
-    if verbose: print(extract_plan(spec, bb, out, root, None if indices is None else len(indices), dtype))
-    return _extract(spec, backbone if isinstance(backbone, Encoder) else load_encoder(bb, device), out, root,
-                    templates, download, indices, batch_size, num_workers, dtype, overwrite, progress, on_batch)
+    enc = backbone if isinstance(backbone, Encoder) else load_encoder(bb, device)   # weights that do not load: no plan
+    if verbose: print(extract_plan(spec, bb, out, root, None if indices is None else len(indices), dtype, download))
+    return _extract(spec, enc, out, root, templates, download, indices, batch_size, num_workers, dtype, overwrite, progress, on_batch)
 
 # %% ../nbs/17_data.ipynb #7480eeda
 def _extract(spec, enc, out, root, templates, download, indices, batch_size, num_workers, dtype, overwrite, progress, on_batch):

@@ -101,11 +101,15 @@ WORDNET_FETCH = "WordNet 3.0 (Debian package wordnet-base: 6.5 MB download, 29 M
 def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes); default <data dir>/wordnet
                   fname:str='data.noun',      # the database file wanted, e.g. 'data.verb'
                   verbose:bool=True,          # say what is downloaded where before doing it
+                  download:bool=True,         # download it if missing (else a `FileNotFoundError` saying so)
                  )->Path:
     "Path of a WordNet 3.0 database file, downloading and unpacking Debian's `wordnet-base` into `dest` if needed."
     dest = Path(dest) if dest is not None else data_root() / 'wordnet'
     for f in (dest / fname, dest / 'usr/share/wordnet' / fname, Path('/usr/share/wordnet') / fname):
         if f.exists(): return f
+    if not download:
+        raise FileNotFoundError(f"{dest / fname}: WordNet not found; pass download=True to download it (Debian's wordnet-base, "
+                                f"6.5 MB), or put WordNet 3.0's {fname} in {dest}")
     if not shutil.which('apt-get') or not shutil.which('dpkg'):
         raise FileNotFoundError(f"{dest / fname}: WordNet not found, and no apt-get/dpkg to download it: put WordNet 3.0's {fname} in {dest}")
     if verbose: print(f"{fname} not found: downloading Debian's wordnet-base (6.5 MB) and unpacking it into {dest} (29 MB)")
@@ -116,9 +120,9 @@ WORDNET_TEMPLATES = ('This is a definition of a word for {}.', 'This is a defini
                      'a definition of {}', '{}')
 
 def _wordnet_loader(pos:str)->Callable:
-    "The `load` function of a WordNet task: samples (gloss, label) and class names; WordNet is under `<root>/wordnet`."
-    def load(root:Path, download:bool=True)->tuple:
-        df = parse_data_file(fetch_wordnet(Path(root) / 'wordnet', f'data.{pos}'), pos)
+    "The `load` function of a WordNet task: samples (gloss, label) and class names; WordNet is under `<root>/wordnet`, downloaded there only if `download`."
+    def load(root:Path, download:bool=False)->tuple:
+        df = parse_data_file(fetch_wordnet(Path(root) / 'wordnet', f'data.{pos}', download=download), pos)
         return list(zip(df.gloss.tolist(), df.label.tolist())), [v[0].split('.', 1)[1] for v in LEXFILES[pos].values()]
     return load
 
@@ -143,7 +147,7 @@ def build_wordnet(task:str='wordnet-nouns',         # 'wordnet-nouns' or 'wordne
     if task not in ('wordnet-nouns', 'wordnet-verbs'): raise ValueError(f"task={task!r}; expected 'wordnet-nouns' or 'wordnet-verbs'")
     t0 = time.time()
     out = extract(task, backbone, root, templates='single', store=store, device=device,
-                  batch_size=batch_size, progress=progress)
+                  batch_size=batch_size, progress=progress, download=True)
     m = read_manifest(out)
     print(f"{out}: n={m['n']} m={m['m']} d={m['d']} checksum={m['checksum'][:12]} ({time.time() - t0:.0f} s)")
     return out

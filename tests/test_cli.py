@@ -136,11 +136,12 @@ def _bad_cases(f):
         (['experiments', 'noise', '--out', '/proc/geotter-exp'], ['--out', 'cannot write in /proc']),
         (adapt(f, '--method', 'otter', '--beta', 0.5), ['--beta', 'otter']),
         (adapt(f, '--k', 0), ['--k']), (adapt(f, '--k', N), ['--k', 'fewer neighbours']), (adapt(f, '--steps', 1.5), ['--steps']),
-        (adapt(f, '--steps', 10**18), ['--steps', '<= 1000']),
+        (adapt(f, '--steps', 10**18), ['--steps', '<= 1000']), (adapt(f, '--steps', 2**63), ['--steps', '<= 1000']),
         (adapt(f, '--reg', -1), ['--reg']), (adapt(f, '--method', 'nope'), ['--method']),
         *[(adapt(f, '--temperature', t), ['--temperature']) for t in ('0', '-0.1', 'nan', 'inf', '-inf', 'True', 'x')],
         (['experiments', 'table1', '--tasks', 'nope', '--out', f / 'e'], ['--tasks nope']),
         (['experiments', 'table1', '--n-jobs', 0, '--out', f / 'e'], ['--n-jobs']),
+        *[(['experiments', 'table1', '--n-jobs', j, '--out', f / 'e'], ['--n-jobs', '<= 256']) for j in (257, 10**18, 2**63)],
         (['experiments', 'table1', '--out', f / 'afile'], ['--out', 'is a file']),
         (['experiments', 'table9'], ['table9']),
         (['demo', '--task', 'nope', '--out', f / 'd'], ['--task nope']),
@@ -371,6 +372,16 @@ def _hub_offline(*a, **k):
     raise OSError("We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files.\n"
                   "Check your internet connection or see how to run the library in offline mode.")
 
+class ConnectError(Exception):
+    "What the hub's HTTP client raises without network (not an OSError)."
+
+class _Hub:
+    "A Hugging Face hub session: reachable, or failing at once as one without network does."
+    def __init__(self, up): self.up, self.asked = up, []
+    def head(self, url, **kw):
+        self.asked.append(url)
+        if not self.up: raise ConnectError('[Errno -2] Name or service not known')
+
 def _stub_encoder(bb, device='cpu'):
     from geotter.data import Encoder, get_backbone
     return Encoder(get_backbone(bb), model=None, preprocess=None)
@@ -380,13 +391,13 @@ def _extract_cases(f):
     def unreachable(*a, **k):
         import urllib.error
         raise urllib.error.URLError('[Errno -2] Name or service not known')
-    stub = {'geotter.data.load_encoder': _stub_encoder}
+    stub, offline = {'geotter.data.load_encoder': _stub_encoder}, {'huggingface_hub.utils.get_session': lambda: _Hub(up=False)}
     return [
         (['cifar10', 'ViT-B-16'], {'open_clip.factory.download_pretrained': _no_download},
          ['backbone ViT-B-16', 'could not be fetched', str(f / 'gdata' / 'models'), 'internet']),
-        (['wordnet-nouns', 'st:nosuch-org/nosuch-model'], {'sentence_transformers.SentenceTransformer': _hub_offline},
+        (['wordnet-nouns', 'st:nosuch-org/nosuch-model'], {'sentence_transformers.SentenceTransformer': _hub_offline, **offline},
          ['backbone nosuch-model', "'nosuch-org/nosuch-model'", 'could not be fetched', 'check the model name']),
-        (['wordnet-nouns', 'st:' + str(f / 'no-such-folder')], {}, ['backbone no-such-folder', 'no-such-folder', 'could not be fetched']),
+        (['wordnet-nouns', 'st:' + str(f / 'no-such-folder')], offline, ['backbone no-such-folder', 'no-such-folder', 'could not be fetched']),
         (['cifar10', '--root', f / 'afile'], {}, ['--root', 'afile: is a file']),
         (['wordnet-nouns', 'minilm', '--root', f / 'afile'], {}, ['--root', 'afile: is a file']),
         (['cifar10', '--device', 'nosuch'], {}, ['--device nosuch', 'not a torch device']),
@@ -472,10 +483,112 @@ def test_sentence_transformer_is_read_from_the_cache_before_the_hub(monkeypatch,
             calls.append(local_files_only)
             if local_files_only and 'uncached' in name: raise OSError("couldn't find them in the cached files")
         def eval(self): return self
+    hub = _Hub(up=True)
     monkeypatch.setattr('sentence_transformers.SentenceTransformer', Fake)
+    monkeypatch.setattr('huggingface_hub.utils.get_session', lambda: hub)
     monkeypatch.setenv('GEOTTER_DATA', str(tmp_path))
     load_encoder('st:org/cached-model')
-    assert calls == [True] and capsys.readouterr().out == ''
+    assert calls == [True] and capsys.readouterr().out == '' and hub.asked == []
     calls.clear(); load_encoder('st:org/uncached-model')
     out = capsys.readouterr().out
     assert calls == [True, False] and out.count('\n') == 1 and "'org/uncached-model' is not in" in out and 'Hugging Face hub' in out, out
+
+
+# --- bounds in the help; WordNet fetched only on request; backbones checked before the plan ----------------------
+
+def test_bounded_options_state_their_bound(capsys):
+    "An integer option with an upper bound says it in its help, and the library entry point refuses beyond it too."
+    for argv, needle in ((['adapt', '--help'], f'at most {cli.MAX_STEPS}'), (['experiments', 'table1', '--help'], f'-1 (all cores) or 1 to {cli.MAX_JOBS}')):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0 and needle in ' '.join(out.split()), (argv, out)
+    with pytest.raises(cli.UsageError, match=r'--n-jobs: got 1000000000000000000; expected an integer >= -1 and <= 256'):
+        cli.run_experiment('table1', ['synthetic'], n_jobs=10**18)
+
+def _wordnet_lines(pos='noun'):
+    "Three synset lines of a WordNet data file (after its licence header)."
+    return "  1 licence header\n" + ''.join(f"0000174{i} {k} {pos[0]} 01 {w} 0 000 | {g}\n" for i, (k, w, g) in
+                                          enumerate([(5, 'dog', 'a domestic animal'), (13, 'bread', 'food made from flour'), (18, 'teacher', 'a person who teaches')]))
+
+@pytest.fixture
+def no_download(monkeypatch):
+    "apt-get and dpkg look installed, and any download they would make fails the test; no system WordNet is found."
+    import shutil, subprocess
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, 'exists', lambda p: False if str(p).startswith('/usr/share/wordnet') else real_exists(p))
+    monkeypatch.setattr(shutil, 'which', lambda cmd: '/usr/bin/' + cmd)
+    monkeypatch.setattr(subprocess, 'run', lambda *a, **k: pytest.fail(f'a download was attempted: {a}'))
+
+def test_wordnet_loader_downloads_only_when_asked(tmp_path, no_download):
+    "download=False and no WordNet under the data root: FileNotFoundError naming the file and download=True, nothing fetched."
+    import geotter.text
+    from geotter.data import load_dataset
+    for task, pos in (('wordnet-nouns', 'noun'), ('wordnet-verbs', 'verb')):
+        with pytest.raises(FileNotFoundError) as e: load_dataset(task, tmp_path, download=False)
+        assert str(tmp_path / 'wordnet' / f'data.{pos}') in str(e.value) and 'pass download=True' in str(e.value), e.value
+    (tmp_path / 'wordnet').mkdir(); (tmp_path / 'wordnet' / 'data.noun').write_text(_wordnet_lines())
+    samples, names = load_dataset('wordnet-nouns', tmp_path, download=False)        # present: read, nothing fetched
+    assert samples == [('a domestic animal', 1), ('food made from flour', 9), ('a person who teaches', 14)] and len(names) == 25
+
+class _FakeSentenceModel:
+    "Stands for a loaded sentence-transformers model: 384-dimensional embeddings, the same for the same text."
+    def encode(self, texts, **kw):
+        import torch
+        return torch.stack([torch.randn(384, generator=torch.Generator().manual_seed(len(t))) for t in texts])
+
+def _fake_encoder(bb, device='cpu'):
+    from geotter.data import Encoder, get_backbone
+    return Encoder(get_backbone(bb), _FakeSentenceModel())
+
+def test_extract_wordnet_without_download(files, capsys, monkeypatch, no_download):
+    "geotter extract of a WordNet task that is not there: one line naming the file and --download, exit 2; no download promised, none made."
+    monkeypatch.setattr('geotter.data.load_encoder', _fake_encoder)
+    code, out, err = run(capsys, 'extract', 'wordnet-nouns', 'all-MiniLM-L6-v2', '--root', files / 'nowordnet', '--store', files / 'wstore')
+    assert_usage_error(code, err, str(files / 'nowordnet' / 'wordnet' / 'data.noun'), 'pass --download')
+    assert 'and, if missing' not in out and not (files / 'wstore').exists(), out
+
+def test_extract_wordnet_with_download(tmp_path, capsys, monkeypatch, no_download):
+    "--download fetches WordNet once, into <root>/wordnet; the plan names the download, then the entry is written."
+    import geotter.text
+    fetched = []
+    def unpack(dest):
+        fetched.append(dest); d = dest / 'usr/share/wordnet'; d.mkdir(parents=True); (d / 'data.noun').write_text(_wordnet_lines())
+        return d
+    monkeypatch.setattr(geotter.text, '_unpack_wordnet_base', unpack)
+    monkeypatch.setattr('geotter.data.load_encoder', _fake_encoder)
+    code, out, err = run(capsys, 'extract', 'wordnet-nouns', 'all-MiniLM-L6-v2', '--root', tmp_path, '--store', tmp_path / 'store', '--download')
+    assert code == 0 and fetched == [tmp_path / 'wordnet'], err
+    lines = out.splitlines()
+    assert lines[0].startswith('extract wordnet-nouns with all-MiniLM-L6-v2: store entry') and 'and, if missing, WordNet 3.0' in lines[1], out
+    assert 'downloading' in lines[2] and lines[-1].startswith(f"{tmp_path / 'store' / 'wordnet-nouns' / 'all-MiniLM-L6-v2'}: n=3 m=25 d=384"), out
+
+@pytest.mark.parametrize('argv, patches', [
+    (['cifar10', 'ViT-B-16'], {'open_clip.factory.download_pretrained': _no_download}),
+    (['wordnet-nouns', 'st:nosuch-org/nosuch-model'], {'sentence_transformers.SentenceTransformer': _hub_offline,
+                                                       'huggingface_hub.utils.get_session': lambda: _Hub(up=False)}),
+])
+def test_extract_plan_only_after_the_backbone_loads(files, capsys, monkeypatch, argv, patches):
+    "Weights that cannot be loaded: the error line alone, no extraction plan before it."
+    import logging
+    monkeypatch.setenv('GEOTTER_DATA', str(files / 'gdata'))
+    for name, value in patches.items(): monkeypatch.setattr(name, value)
+    monkeypatch.setattr(logging.root, 'handlers', [])
+    code, out, err = run(capsys, 'extract', *argv, '--root', files / 'nodata', '--store', files / 'pstore')
+    assert_usage_error(code, err, 'could not be fetched')
+    assert 'extract ' not in out and 'store entry' not in out, out
+
+def test_uncached_sentence_transformer_fails_fast_offline(monkeypatch, capsys, tmp_path):
+    "Not cached and the hub unreachable: one line announcing the fetch, then at once the one-line error; the library's retried download is never started."
+    from geotter.data import load_encoder
+    calls, hub = [], _Hub(up=False)
+    class Fake:
+        def __init__(self, name, device=None, cache_folder=None, local_files_only=False):
+            calls.append(local_files_only)
+            raise OSError("couldn't find them in the cached files")
+    monkeypatch.setattr('sentence_transformers.SentenceTransformer', Fake)
+    monkeypatch.setattr('huggingface_hub.utils.get_session', lambda: hub)
+    monkeypatch.setenv('GEOTTER_DATA', str(tmp_path))
+    with pytest.raises(FileNotFoundError) as e: load_encoder('st:org/uncached-model')
+    assert calls == [True] and len(hub.asked) == 1, (calls, hub.asked)
+    assert "cannot load the sentence-transformers model 'org/uncached-model'" in str(e.value) and 'no answer from https://' in str(e.value), e.value
+    out = capsys.readouterr().out
+    assert out.count('\n') == 1 and 'fetching it from the Hugging Face hub' in out, out
