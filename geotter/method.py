@@ -70,6 +70,16 @@ def fused_cost(theta:torch.Tensor,        # (b, m) logits of the OT cost for a b
     C = -torch.log_softmax(theta, dim=1)
     return C if beta == 0 else (1 - beta) * C + beta * table[clusters]
 
+def _log_prior(nu:torch.Tensor, prior_weight:float, dtype:torch.dtype)->torch.Tensor|None:
+    "`prior_weight * log(nu + 1e-12)` in `dtype` (None if the weight is 0); an error naming prior_weight if it overflows."
+    if not prior_weight: return None
+    lp = prior_weight * torch.log(nu.to(dtype) + 1e-12)
+    if not torch.isfinite(lp).all():
+        big = torch.finfo(dtype).max / -np.log(1e-12)            # log(nu + 1e-12) >= log(1e-12)
+        raise ValueError(f"prior_weight={prior_weight!r} is too large: prior_weight * log(prior) overflows "
+                         f"{str(dtype).replace('torch.', '')}; expected |prior_weight| <= {big:.3g}")
+    return lp
+
 # %% ../nbs/11_method.ipynb #65a56d18
 class BlockCost:
     "GeoTTER's fused cost of any block of rows of X (a picklable `cost_fn(block, start, rows)` for `sparse_ot`)."
@@ -79,19 +89,26 @@ class BlockCost:
         self.clusters, self.centres, self.logits, self.unit_rows = clusters, centres, logits, unit_rows
     @property
     def dtype(self)->torch.dtype: return self.Y.dtype
-    def _rows(self, block, rows):
+    def _rows(self, block, rows, idx):
+        "The block's rows of X as unit rows (checked here: X is read block by block, never whole)."
         Xb = as_tensor(block, dtype=self.Y.dtype, device=self.Y.device)     # the device of Y (e.g. a GPU)
         if rows is not None: Xb = Xb[torch.as_tensor(rows, device=Xb.device)]
-        return Xb if self.unit_rows else l2_normalize(Xb, 'X')
+        if self.unit_rows: return Xb
+        try: Xb = l2_normalize(Xb, 'X')
+        except ValueError:                               # an all-zero row, named by its row of X (not of the block)
+            raise ValueError(f"X row {idx[int(torch.nonzero((Xb == 0).all(1))[0])]} is all zeros; cannot normalize") from None
+        if not torch.isfinite(Xb.sum()):                 # a NaN or inf in a row of X makes its whole unit row NaN
+            raise ValueError(f"X holds NaN or infinite values in rows {idx[0]}..{idx[-1]}; expected finite values")
+        return Xb
     def __call__(self, block, start:int, rows=None)->torch.Tensor:
         idx = np.arange(start, start + len(block)) if rows is None else start + np.asarray(rows)
-        Xb = None if self.logits is not None and (not self.beta or self.clusters is not None) else self._rows(block, rows)
+        Xb = None if self.logits is not None and (not self.beta or self.clusters is not None) else self._rows(block, rows, idx)
         theta = self.logits[torch.as_tensor(idx)] if self.logits is not None else Xb @ self.Y.T / self.temperature
         z = None if not self.beta else torch.as_tensor(self.clusters[idx]) if self.clusters is not None else nearest_centres(Xb, self.centres)
         C = fused_cost(theta, self.beta, self.table, z, self.log_prior)
         if not torch.isfinite(C.sum()):
-            raise ValueError(f"X (or the logits) holds NaN or infinite values in rows {idx[0]}..{idx[-1]}, where the cost is not "
-                             f"finite; or the logits overflow there (a temperature or prior_weight too far from 1)")
+            raise ValueError(f"the cost is not finite in rows {idx[0]}..{idx[-1]}: the logits hold NaN or overflow there "
+                             f"(a temperature or prior_weight too far from 1)")
         return C
 
 # %% ../nbs/11_method.ipynb #17d5e451
@@ -407,7 +424,7 @@ class Prepared:
 
     def _fused(self, nu:torch.Tensor, beta:float, prior_weight:float):
         "Steps 1-2 for a prior: the dense fused cost, or (chunked) its `BlockCost`."
-        lp = prior_weight * torch.log(nu.to(self.X.dtype) + 1e-12) if prior_weight else None
+        lp = _log_prior(nu, prior_weight, self.X.dtype)
         table, z = (self.cluster_table, self.clusters) if beta else (None, None)
         if self.backend == 'dense': return fused_cost(self.logits, beta, table, z, lp)
         return BlockCost(self.Y, self.config['temperature'], beta, table, z, log_prior=lp, logits=self.logits, unit_rows=True)
@@ -614,7 +631,7 @@ def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, be
     nu = check_prior(prior, Yn.shape[0], device=Yn.device)
     nb = _check_lists(neighbors, n) if o['alpha'] < 1 and o['steps'] > 0 else None
     cent, z = check_partition(centroids, assignment, n, d, ('centroids', 'assignment'), dtype, Yn.device)
-    lp = o['prior_weight'] * torch.log(nu.to(dtype) + 1e-12) if o['prior_weight'] else None
+    lp = _log_prior(nu, o['prior_weight'], dtype)
     table = cluster_table(cent, Yn) if o['beta'] else None
     return BlockCost(Yn, o['temperature'], o['beta'], table, z, cent, lp), nu, nb, o
 

@@ -29,9 +29,20 @@ def _posteriors(logits, scale:float=1.0)->torch.Tensor:
 def _em(logits, scale:float=1.0)->np.ndarray:
     return np.asarray(em_prior(_posteriors(logits, scale)))
 
+def _check_scales(scales, top:float)->tuple:
+    "`scales` as a tuple of positive logit scales under which logits of largest magnitude `top` stay finite."
+    if isinstance(scales, str) or not isinstance(scales, (tuple, list, np.ndarray)) or len(scales) == 0:
+        raise ValueError(f"scales={scales!r}; expected a non-empty sequence of positive numbers")
+    scales = tuple(check_scalar(s, f'scales[{i}]', low=0, low_open=True) for i, s in enumerate(scales))
+    big = np.finfo(np.float64).max
+    if max(scales) * top > big:
+        raise ValueError(f"scales holds {max(scales):g}: the logits times it overflow float64; expected scales <= {big / top:.3g}")
+    return scales
+
 def em_fitted_temperature(logits, scales=(0.25, 0.5, 1.0, 2.0), seed:int=0)->np.ndarray:
     "EM at the logit scale whose two-fold held-out marginal likelihood sum_i log <p_i, q / u> is highest."
     L = np.asarray(check_matrix(logits, 'logits', dtype=torch.float64))
+    scales, seed = _check_scales(scales, float(np.abs(L).max())), check_int(seed, 'seed', low=0)
     if len(L) < 4: return _em(L)
     perm = np.random.default_rng(seed).permutation(len(L)); A, B = perm[::2], perm[1::2]
     def heldout(s): return sum(float(torch.log(_posteriors(L[b], s) @ torch.as_tensor(_em(L[a], s))).sum()) for a, b in ((A, B), (B, A)))
@@ -40,6 +51,7 @@ def em_fitted_temperature(logits, scales=(0.25, 0.5, 1.0, 2.0), seed:int=0)->np.
 def em_sparse(logits, kappa:float=1.0, max_iter:int=3000, tol:float=1e-10)->np.ndarray:
     "MAP-EM under a Dirichlet(1 - kappa) prior: q_k proportional to max(sum_i r_ik - kappa, 0)."
     P = _posteriors(logits); m = P.shape[1]; q = torch.full((m,), 1 / m, dtype=P.dtype)
+    kappa, max_iter, tol = check_scalar(kappa, 'kappa'), check_int(max_iter, 'max_iter', low=1), check_scalar(tol, 'tol', low=0, low_open=True)
     for _ in range(max_iter):
         R = P * q; r = (R / R.sum(1, keepdim=True).clamp_min(1e-300)).sum(0)
         c = (r - kappa).clamp_min(0)
@@ -61,6 +73,7 @@ def cluster_votes(X, logits, seed:int=0)->np.ndarray:
     "k-means with K = min(m, n // 2) clusters; each votes with its size for the arg-max class of its mean logits."
     L = np.asarray(check_matrix(logits, 'logits', dtype=torch.float64)); n, m = L.shape
     _, z = kmeans(X, max(1, min(m, n // 2)), seed=seed); z = np.asarray(z)
+    if len(z) != n: raise ValueError(f"X has {len(z)} rows but logits has {n}; expected one row per sample")
     q = np.zeros(m)
     for j in np.unique(z): q[L[z == j].mean(0).argmax()] += (z == j).sum()
     return q / q.sum()
@@ -72,8 +85,9 @@ def relaxed_mass(X, Y, logits)->np.ndarray:
 
 def alternating(X, Y, logits, rounds:int=3)->np.ndarray:
     "EM, then `rounds` times: GeoTTER (exact) onto q, q <- the frequencies of its labels."
-    Xg, Yg, Lg = geotter_inputs(X, Y, logits); q = _em(logits); m = len(q)
+    Xg, Yg, Lg = geotter_inputs(X, Y, logits)
     prep = prepare(Xg, Yg, logits=Lg)
+    q = _em(check_matrix(logits, 'logits', rows=prep.n, cols=prep.m)); m, rounds = len(q), check_int(rounds, 'rounds', low=0)
     for _ in range(rounds): q = np.bincount(np.asarray(prep.adapt(q).labels), minlength=m) / len(Xg)
     return q / q.sum()
 
@@ -91,7 +105,9 @@ RATIO_ESTIMATORS = {
 
 def ratio_errors(q, labels, m:int, min_count:float=0.5)->dict:
     "Total variation to the batch's true ratio, and recall / precision of the classes found (n q_k >= min_count)."
-    m = check_int(m, 'm', low=1); y = check_labels(labels, 'labels', m=m); q = check_prior(q, m, name='q').numpy()
+    m = check_int(m, 'm', low=1, high=np.iinfo(np.intp).max // 8)   # m float64 ratios numpy can hold
+    if q is None: raise ValueError("q is None; expected an (m,) estimated label ratio")
+    y = check_labels(labels, 'labels', m=m); q = check_prior(q, m, name='q').numpy()
     min_count = check_scalar(min_count, 'min_count', low=0)
     true = np.bincount(y, minlength=m) / len(y)
     found, present = len(y) * q >= min_count, true > 0
@@ -119,6 +135,12 @@ UNKNOWN_METHODS = {
 SCENARIOS = (('full', None),) + tuple((f'B={B}, Keff {lo}-{hi}', (B, (lo, hi))) for B, (lo, hi) in REALISTIC_SCENARIOS)
 
 # %% ../nbs/13_ratio_unknown.ipynb #88d53408
+def _names(names, arg:str, known:dict)->tuple:
+    "`names` as a tuple of keys of `known`; an error naming `arg` otherwise (one string is not a list of names)."
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise ValueError(f"{arg}={names!r}; expected a list of names from {tuple(known)}")
+    return tuple(check_choice(n, arg, known) for n in names)
+
 def realistic_eval(task:Task,              # the whole test set (labels score the batches and give the true ratio)
                    scenario:int,           # index into SCENARIOS (0: the full test set)
                    n_batches:int=10,       # batches drawn (1 for the full test set)
@@ -128,10 +150,12 @@ def realistic_eval(task:Task,              # the whole test set (labels score th
                   )->tuple:                # (accuracy rows, estimator rows): lists of dicts
     "Accuracy and balanced accuracy (%) of the methods on seeded realistic batches, and the estimators' errors."
     name, spec = SCENARIOS[check_int(scenario, 'scenario', low=0, high=len(SCENARIOS) - 1)]
-    methods = tuple(UNKNOWN_METHODS) if methods is None else methods
+    check_task(task); n_batches, seed = check_int(n_batches, 'n_batches', low=1), check_int(seed, 'seed', low=0)
+    methods = tuple(UNKNOWN_METHODS) if methods is None else _names(methods, 'methods', UNKNOWN_METHODS)
+    estimators = _names(estimators, 'estimators', RATIO_ESTIMATORS)
     L_all, y = np.asarray(task.zero_shot_logits(), dtype=np.float64), np.asarray(task.labels)
     rng, acc, est = np.random.default_rng([seed, scenario]), [], []
-    for b in range(1 if spec is None else check_int(n_batches, 'n_batches', low=1)):
+    for b in range(1 if spec is None else n_batches):
         i = np.arange(len(y)) if spec is None else realistic_batch(y, *spec, seed=rng)
         X, L, yb = None if task.X is None else task.X[i], L_all[i], y[i]
         nu = np.bincount(yb, minlength=task.n_classes) / len(yb)

@@ -27,10 +27,21 @@ def _coordinate_std(sigma:float, d:int, noise_scale:str)->float:
     "Per-coordinate standard deviation of an offset of scale `sigma` in `d` dimensions."
     return sigma if _check_noise_scale(noise_scale) == 'per_coordinate' else sigma / np.sqrt(d)
 
+def _tail_size(n_per_head:int, head_tail_ratio:float)->int:
+    "Samples per tail class: `n_per_head / head_tail_ratio` rounded, between 1 and `n_per_head`."
+    return max(1, min(n_per_head, int(round(n_per_head / head_tail_ratio))))
+
+def _class_sizes(n_classes:int, n_head:int, n_per_head:int, head_tail_ratio:float)->np.ndarray:
+    "`class_sizes` on checked arguments."
+    return np.where(np.arange(n_classes) < n_head, n_per_head, _tail_size(n_per_head, head_tail_ratio)).astype(np.int64)
+
 def class_sizes(n_classes:int, n_head:int, n_per_head:int, head_tail_ratio:float)->np.ndarray:
     "(n_classes,) sample counts: `n_per_head` for the head classes, `n_per_head / head_tail_ratio` (>= 1) for the tail."
-    n_tail = max(1, int(round(n_per_head / head_tail_ratio)))
-    return np.array([n_per_head if c < n_head else n_tail for c in range(n_classes)], dtype=np.int64)
+    check_int(n_classes, 'n_classes', low=1, high=np.iinfo(np.intp).max // 8)    # n_classes int64 counts numpy can hold
+    check_int(n_head, 'n_head', low=0, high=n_classes)
+    check_int(n_per_head, 'n_per_head', low=1, high=np.iinfo(np.int64).max)
+    check_scalar(head_tail_ratio, 'head_tail_ratio', low=1)
+    return _class_sizes(n_classes, n_head, n_per_head, head_tail_ratio)
 
 def _split(n:int, parts:int)->list:
     "`n` items split over `parts` groups as evenly as possible."
@@ -53,7 +64,7 @@ def drifted_class_embeddings(prototypes:np.ndarray, # (m, d) unit-norm true prot
     return Y / np.linalg.norm(Y, axis=1, keepdims=True), conf.astype(np.int64)
 
 # %% ../nbs/14_synthetic.ipynb #bcd992ee
-MAX_NOISE = 1e150   # noise scales above ~1e154 overflow the squared norms of float64 samples
+MAX_NOISE = 1e150   # noise scales and drifts above ~1e154 overflow the squared norms of float64 samples and embeddings
 
 def _check_generator_args(n_classes, dim, n_head, n_sub, sigma_sub, sigma_intra, n_per_head,
                           head_tail_ratio, prototype_drift, n_confusers, noise_scale):
@@ -62,14 +73,14 @@ def _check_generator_args(n_classes, dim, n_head, n_sub, sigma_sub, sigma_intra,
     check_scalar(n_head, 'n_head', numbers.Integral, low=0, high=n_classes)
     check_scalar(n_sub, 'n_sub', numbers.Integral, low=1)
     check_scalar(sigma_sub, 'sigma_sub', low=0, high=MAX_NOISE); check_scalar(sigma_intra, 'sigma_intra', low=0, high=MAX_NOISE)
-    check_scalar(n_per_head, 'n_per_head', numbers.Integral, low=1)
+    check_scalar(n_per_head, 'n_per_head', numbers.Integral, low=1, high=np.iinfo(np.int64).max)   # int64 class sizes
     if n_head > 0 and n_per_head < n_sub:
         raise ValueError(f"n_per_head={n_per_head} < n_sub={n_sub}; expected at least one sample per sub-cluster")
     check_scalar(head_tail_ratio, 'head_tail_ratio', low=1)
-    check_scalar(prototype_drift, 'prototype_drift', low=0)
+    check_scalar(prototype_drift, 'prototype_drift', low=0, high=MAX_NOISE)
     check_scalar(n_confusers, 'n_confusers', numbers.Integral, low=0, high=n_classes - 1)
     _check_noise_scale(noise_scale)
-    n = n_head * n_per_head + (n_classes - n_head) * max(1, round(n_per_head / head_tail_ratio))
+    n = n_head * n_per_head + (n_classes - n_head) * _tail_size(n_per_head, head_tail_ratio)
     if n * max(dim, n_classes) * 8 > np.iinfo(np.intp).max:            # float64 samples (and class-by-class tables)
         raise ValueError(f"n_classes={n_classes}, n_per_head={n_per_head} and dim={dim} ask for {n:,} samples in {dim:,} "
                          f"dimensions: more float64 values than numpy can index")
@@ -107,7 +118,7 @@ def make_long_tail(n_classes:int=20,        # m: number of classes
     rng = check_random_state(seed)
     P = rng.standard_normal((n_classes, dim)); P /= np.linalg.norm(P, axis=1, keepdims=True)
     Y, conf = drifted_class_embeddings(P, prototype_drift, n_confusers, rng)
-    sizes = class_sizes(n_classes, n_head, n_per_head, head_tail_ratio)
+    sizes = _class_sizes(n_classes, n_head, n_per_head, head_tail_ratio)
     X, labels, sub, centres = _sample_clusters(P, sizes, n_head, n_sub, _coordinate_std(sigma_sub, dim, noise_scale),
                                                _coordinate_std(sigma_intra, dim, noise_scale), rng)
     perm = rng.permutation(len(labels))

@@ -529,7 +529,7 @@ def realistic_batch(labels,               # (N,) integer labels of the whole tes
     y = check_labels(labels)
     check_int(batch_size, 'batch_size', low=1)
     if not (isinstance(keff, (tuple, list)) and len(keff) == 2): raise ValueError(f"keff={keff!r}; expected a pair (low, high)")
-    lo = check_int(keff[0], 'keff[0]', low=1); hi = check_int(keff[1], 'keff[1]', low=lo)
+    lo = check_int(keff[0], 'keff[0]', low=1); hi = check_int(keff[1], 'keff[1]', low=lo, high=np.iinfo(np.int64).max)   # drawn as int64
     rng, classes = check_random_state(seed), np.unique(y)
     K = int(rng.integers(lo, hi + 1))
     chosen = classes if K >= len(classes) else rng.choice(classes, K, replace=False)

@@ -12,7 +12,11 @@ import pytest
 import torch
 
 import geotter as G
-from geotter.ratio import ratio_errors        # a benchmark helper, outside the top-level API
+from geotter.ratio import ratio_errors, em_fitted_temperature, em_sparse, bbse_self, cluster_votes, relaxed_mass, alternating, \
+    stata_mass, realistic_eval                 # the benchmark's ratio estimators, outside the top-level API
+from geotter.chunked import sample_rows
+from geotter.transductive import realistic_batch
+from geotter.synthetic import class_sizes
 
 rng = np.random.default_rng(0)
 N, M, D = 40, 6, 16
@@ -78,6 +82,18 @@ CALLS = {
     'calibration_scores': (G.calibration_scores, dict(probs=PROBS, labels=LABELS), {'probs': 'matrix', 'n_bins': 'int', 'floor': 'positive'}),
     'class_duals': (G.class_duals, dict(cost=-L, plan=np.full((N, M), 1 / (N * M))), {'cost': 'matrix', 'plan': 'matrix'}),
     'posteriors': (G.posteriors, dict(method='otter-plan', task=TASK, prior=P), {'prior': 'prior', 'temperature': 'positive'}),
+    'em_fitted_temperature': (em_fitted_temperature, dict(logits=L), {'logits': 'matrix'}),
+    'em_sparse': (em_sparse, dict(logits=L), {'logits': 'matrix', 'max_iter': 'int', 'tol': 'positive'}),
+    'bbse_self': (bbse_self, dict(logits=L), {'logits': 'matrix'}),
+    'cluster_votes': (cluster_votes, dict(X=X, logits=L), {'X': 'matrix', 'logits': 'matrix'}),
+    'relaxed_mass': (relaxed_mass, dict(X=X, Y=Y, logits=L), {'logits': 'matrix'}),
+    'alternating': (alternating, dict(X=X, Y=Y, logits=L), {'X': 'matrix', 'Y': 'matrix', 'logits': 'matrix', 'rounds': 'int'}),
+    'stata_mass': (stata_mass, dict(X=X, Y=Y, logits=L), {'X': 'matrix', 'Y': 'matrix', 'logits': 'matrix'}),
+    'ratio_errors': (ratio_errors, dict(q=P, labels=LABELS, m=M), {'q': 'prior', 'm': 'int'}),
+    'class_sizes': (class_sizes, dict(n_classes=M, n_head=2, n_per_head=10, head_tail_ratio=2.0),
+                    {'n_classes': 'int', 'n_per_head': 'int', 'head_tail_ratio': 'positive'}),
+    'sample_rows': (sample_rows, dict(n=N), {'n': 'int', 'size': 'int'}),
+    'realistic_batch': (realistic_batch, dict(labels=LABELS), {'batch_size': 'int'}),
 }
 
 # values that look bad but are documented as valid: rho = 0 (no class marginal) and inf (balanced), power = 0 (the
@@ -85,7 +101,9 @@ CALLS = {
 # k = None for the peers (their published k, at most n - 1), X = None for label-free GeoTTER on logits alone
 DOCUMENTED = {('fit_label_free', 'X'): {'None'}, ('transclip_zs', 'k'): {'None'}, ('zlap', 'k'): {'None'}, ('sinkhorn_unbalanced', 'rho'): {'zero', 'inf'}, ('estimate_label_ratio', 'power'): {'zero'},
               ('estimate_label_ratio', 'shape'): {'zero'},
-              ('fenchel_prior_matching', 'lam'): {'zero'}, ('cluster_cost', 'n_clusters'): {'None'}, ('prepare', 'n_clusters'): {'None'}}
+              ('fenchel_prior_matching', 'lam'): {'zero'}, ('cluster_cost', 'n_clusters'): {'None'}, ('prepare', 'n_clusters'): {'None'},
+              ('alternating', 'rounds'): {'zero'}, ('alternating', 'X'): {'None'}, ('stata_mass', 'X'): {'None'},
+              ('stata_mass', 'logits'): {'None'}, ('sample_rows', 'size'): {'None'}}
 
 def cases():
     for name, (f, valid, args) in CALLS.items():
@@ -127,6 +145,40 @@ RELATIONAL = {
     'class_prior n_classes 2**63': (lambda: G.class_prior([0, 1], 2**63), 'n_classes'),
     'ratio_errors q of another length': (lambda: ratio_errors([0.5, 0.5], LABELS, M), 'q'),
     'ratio_errors labels out of range': (lambda: ratio_errors(P, np.r_[LABELS, M], M), 'labels'),
+    'ratio_errors q None': (lambda: ratio_errors(None, LABELS, M), 'q'),
+    'ratio_errors m 2**63': (lambda: ratio_errors(P, LABELS, 2**63), 'm='),
+    'make_long_tail n_per_head 10**400': (lambda: G.make_long_tail(n_per_head=10**400), 'n_per_head'),
+    'make_long_tail prototype_drift 1e300': (lambda: G.make_long_tail(prototype_drift=1e300), 'prototype_drift'),
+    'class_sizes n_classes 2**63': (lambda: class_sizes(2**63, 2, 10, 2.0), 'n_classes'),
+    'class_sizes n_per_head 2**63': (lambda: class_sizes(M, 2, 2**63, 2.0), 'n_per_head'),
+    'class_sizes n_head above n_classes': (lambda: class_sizes(M, M + 1, 10, 2.0), 'n_head'),
+    'sample_rows n 2**63': (lambda: sample_rows(2**63), 'n='),
+    'em_fitted_temperature seed negative': (lambda: em_fitted_temperature(L, seed=-1), 'seed'),
+    'em_fitted_temperature seed float': (lambda: em_fitted_temperature(L, seed=1.5), 'seed'),
+    'em_fitted_temperature scales empty': (lambda: em_fitted_temperature(L, scales=()), 'scales'),
+    'em_fitted_temperature scales None': (lambda: em_fitted_temperature(L, scales=None), 'scales'),
+    'em_fitted_temperature scales zero': (lambda: em_fitted_temperature(L, scales=(0.0, 1.0)), 'scales'),
+    'em_fitted_temperature scales NaN': (lambda: em_fitted_temperature(L, scales=(float('nan'),)), 'scales'),
+    'em_fitted_temperature scales str': (lambda: em_fitted_temperature(L, scales='ab'), 'scales'),
+    'em_fitted_temperature scales overflow': (lambda: em_fitted_temperature(L, scales=(1e308,)), 'scales'),
+    'em_sparse kappa NaN': (lambda: em_sparse(L, kappa=float('nan')), 'kappa'),
+    'em_sparse kappa str': (lambda: em_sparse(L, kappa='1'), 'kappa'),
+    'em_sparse kappa bool': (lambda: em_sparse(L, kappa=True), 'kappa'),
+    'cluster_votes X rows': (lambda: cluster_votes(X[1:], L), 'X'),
+    'alternating logits rows': (lambda: alternating(X[1:], Y, L), 'logits'),
+    'alternating logits columns': (lambda: alternating(X, Y, L[:, 1:]), 'logits'),
+    'alternating Y rows': (lambda: alternating(X, Y[1:], L), 'logits'),
+    'realistic_eval task': (lambda: realistic_eval(X, 1), 'task'),
+    'realistic_eval seed negative': (lambda: realistic_eval(TASK, 1, seed=-1, methods=['zs']), 'seed'),
+    'realistic_eval seed bool': (lambda: realistic_eval(TASK, 1, seed=True, methods=['zs']), 'seed'),
+    'realistic_eval methods unknown': (lambda: realistic_eval(TASK, 1, methods=['bogus']), 'methods'),
+    'realistic_eval methods a string': (lambda: realistic_eval(TASK, 1, methods='zs'), 'methods'),
+    'realistic_eval estimators unknown': (lambda: realistic_eval(TASK, 1, methods=['zs'], estimators=['bogus']), 'estimators'),
+    'realistic_eval estimators an int': (lambda: realistic_eval(TASK, 1, methods=['zs'], estimators=3), 'estimators'),
+    'realistic_batch keff 2**63': (lambda: realistic_batch(LABELS, keff=(1, 2**63)), 'keff[1]'),
+    'geotter prior_weight overflow': (lambda: G.geotter(X, Y, P, prior_weight=1e308), 'prior_weight'),
+    'geotter_chunked prior_weight overflow': (lambda: G.geotter_chunked(X, Y, P, neighbors=NEIGHBOURS, centroids=CENTRES, prior_weight=-1e308), 'prior_weight'),
+    'geotter_chunked zero row': (lambda: G.geotter_chunked(np.r_[X[:30], X[30:] * 0], Y, P, neighbors=NEIGHBOURS, centroids=CENTRES, chunk_rows=8), 'X row 30'),
 }
 
 @pytest.mark.parametrize('name', list(RELATIONAL))
@@ -146,3 +198,14 @@ def test_chunked_rows_in_any_layout(layout):
                             neighbors=NEIGHBOURS, centroids=CENTRES)
     np.testing.assert_array_equal(np.asarray(got.labels), np.asarray(ref.labels))
     np.testing.assert_array_equal(got.plan.toarray(), ref.plan.toarray())
+
+
+@pytest.mark.parametrize('beta, assignment', [(0.0, None), (0.3, None), (0.3, 'given')])
+@pytest.mark.parametrize('bad', [np.nan, np.inf])
+def test_chunked_names_the_rows_of_bad_X(beta, assignment, bad):
+    "`geotter_chunked` reads X block by block: a NaN or inf is reported, X first, with the rows of its block."
+    Xb = X.copy(); Xb[7, 3] = bad
+    z = None if assignment is None else G.kmeans(X, 4)[1]
+    with pytest.raises(ValueError) as info:
+        G.geotter_chunked(Xb, Y, P, neighbors=NEIGHBOURS, centroids=CENTRES, assignment=z, beta=beta, chunk_rows=10)
+    assert str(info.value).startswith('X holds NaN or infinite values in rows 0..9'), str(info.value)
