@@ -241,7 +241,7 @@ def split_rows(n:int,                   # batch size
                seed=0,                  # int or numpy Generator
               )->tuple:                 # (calibration rows, evaluation rows), sorted int arrays
     "A seeded random split of the batch into labelled calibration rows and evaluation rows."
-    check_scalar(frac, 'frac', low=0, high=1, low_open=True, high_open=True)
+    n = check_int(n, 'n', low=1, high=MAX_LENGTH); check_scalar(frac, 'frac', low=0, high=1, low_open=True, high_open=True)
     perm = check_random_state(seed).permutation(n); k = max(1, int(round(frac * n)))
     return np.sort(perm[:k]), np.sort(perm[k:])
 

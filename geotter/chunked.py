@@ -316,7 +316,7 @@ def sample_rows(n:int,                # rows in the batch
                )->np.ndarray:         # sorted row indices, without repetition
     "A seeded sample of `size` of the `n` rows (every row when n <= size), sorted."
     size, seed = SAMPLE_ROWS if size is None else check_int(size, 'size', low=1), 0 if seed is None else check_int(seed, 'seed', low=0)
-    n = check_int(n, 'n', low=1, high=np.iinfo(np.intp).max)        # a row count numpy can index
+    n = check_int(n, 'n', low=1, high=np.iinfo(np.intp).max)   # a row count numpy can index (no array of n is made)
     if n <= size: return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 

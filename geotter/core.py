@@ -13,12 +13,12 @@ import scipy.sparse
 import torch
 
 # %% auto #0
-__all__ = ['Array', 'CLIP_TEMPERATURE', 'PROGRESS_WORK', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input', 'check_matrix',
-           'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool', 'check_choice',
-           'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits',
-           'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy',
-           'check_labels', 'class_prior', 'check_random_state', 'check_progress', 'show_progress', 'progress_bar',
-           'advance_bar', 'Task', 'check_task']
+__all__ = ['Array', 'CLIP_TEMPERATURE', 'MAX_LENGTH', 'PROGRESS_WORK', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input',
+           'check_matrix', 'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool',
+           'check_choice', 'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity',
+           'zero_shot_logits', 'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy',
+           'balanced_accuracy', 'check_labels', 'class_prior', 'check_random_state', 'check_progress', 'show_progress',
+           'progress_bar', 'advance_bar', 'Task', 'check_task']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -313,12 +313,14 @@ def check_labels(labels,              # (n,) integer class labels (list, array, 
     return y
 
 # %% ../nbs/00_core.ipynb #29b51349
+MAX_LENGTH = np.iinfo(np.intp).max // 8   # the longest array of 8-byte entries (int64, float64) numpy can index
+
 def class_prior(labels,              # (n,) integer labels in [0, n_classes)
                 n_classes:int|None=None, # number of classes (default: max label + 1)
                )->np.ndarray:        # (n_classes,) proportions, sum 1
     "Empirical class proportions of `labels`: the label ratio the paper assumes known."
     y = check_labels(labels)
-    n_classes = int(y.max()) + 1 if n_classes is None else check_int(n_classes, 'n_classes', low=1, high=np.iinfo(np.intp).max // 8)
+    n_classes = int(y.max()) + 1 if n_classes is None else check_int(n_classes, 'n_classes', low=1, high=MAX_LENGTH)
     if y.max() >= n_classes: raise ValueError(f"labels has label {y.max()}; expected < n_classes={n_classes}")
     return np.bincount(y, minlength=n_classes) / len(y)
 

@@ -93,7 +93,7 @@ def fit_label_free(X, Y,                # split A: (N, d) embeddings and (m, d) 
 # %% ../nbs/12_label_free.ipynb #26e4ae6b
 def split_halves(n:int, n_folds:int=2, seed=0)->list:
     "A seeded random partition of range(n) into `n_folds` folds of (almost) equal size."
-    check_scalar(n_folds, 'n_folds', numbers.Integral, low=2, high=n)
+    n = check_int(n, 'n', low=2, high=MAX_LENGTH); check_scalar(n_folds, 'n_folds', numbers.Integral, low=2, high=n)
     return np.array_split(check_random_state(seed).permutation(n), n_folds)
 
 # %% ../nbs/12_label_free.ipynb #26ec29e7

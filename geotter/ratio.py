@@ -105,7 +105,7 @@ RATIO_ESTIMATORS = {
 
 def ratio_errors(q, labels, m:int, min_count:float=0.5)->dict:
     "Total variation to the batch's true ratio, and recall / precision of the classes found (n q_k >= min_count)."
-    m = check_int(m, 'm', low=1, high=np.iinfo(np.intp).max // 8)   # m float64 ratios numpy can hold
+    m = check_int(m, 'm', low=1, high=MAX_LENGTH)
     if q is None: raise ValueError("q is None; expected an (m,) estimated label ratio")
     y = check_labels(labels, 'labels', m=m); q = check_prior(q, m, name='q').numpy()
     min_count = check_scalar(min_count, 'min_count', low=0)

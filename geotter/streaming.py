@@ -284,7 +284,7 @@ def stream_order(n:int,                   # number of samples
                  seed=0,                  # seed of the random order (None: the given order)
                 )->list:                  # list of index arrays, one per batch
     "A seeded random order of range(n) cut into consecutive batches."
-    check_scalar(n, 'n', numbers.Integral, low=1)
+    check_scalar(n, 'n', numbers.Integral, low=1, high=MAX_LENGTH)
     if batch_size is not None: check_scalar(batch_size, 'batch_size', numbers.Integral, low=1)
     perm = np.arange(n) if seed is None else check_random_state(seed).permutation(n)
     if batch_size is None or batch_size >= n: return [perm]

@@ -37,7 +37,7 @@ def _class_sizes(n_classes:int, n_head:int, n_per_head:int, head_tail_ratio:floa
 
 def class_sizes(n_classes:int, n_head:int, n_per_head:int, head_tail_ratio:float)->np.ndarray:
     "(n_classes,) sample counts: `n_per_head` for the head classes, `n_per_head / head_tail_ratio` (>= 1) for the tail."
-    check_int(n_classes, 'n_classes', low=1, high=np.iinfo(np.intp).max // 8)    # n_classes int64 counts numpy can hold
+    check_int(n_classes, 'n_classes', low=1, high=MAX_LENGTH)
     check_int(n_head, 'n_head', low=0, high=n_classes)
     check_int(n_per_head, 'n_per_head', low=1, high=np.iinfo(np.int64).max)
     check_scalar(head_tail_ratio, 'head_tail_ratio', low=1)
@@ -81,7 +81,7 @@ def _check_generator_args(n_classes, dim, n_head, n_sub, sigma_sub, sigma_intra,
     check_scalar(n_confusers, 'n_confusers', numbers.Integral, low=0, high=n_classes - 1)
     _check_noise_scale(noise_scale)
     n = n_head * n_per_head + (n_classes - n_head) * _tail_size(n_per_head, head_tail_ratio)
-    if n * max(dim, n_classes) * 8 > np.iinfo(np.intp).max:            # float64 samples (and class-by-class tables)
+    if n * max(dim, n_classes) > MAX_LENGTH:                           # float64 samples (and class-by-class tables)
         raise ValueError(f"n_classes={n_classes}, n_per_head={n_per_head} and dim={dim} ask for {n:,} samples in {dim:,} "
                          f"dimensions: more float64 values than numpy can index")
 

@@ -17,6 +17,9 @@ from geotter.ratio import ratio_errors, em_fitted_temperature, em_sparse, bbse_s
 from geotter.chunked import sample_rows
 from geotter.transductive import realistic_batch
 from geotter.synthetic import class_sizes
+from geotter.labelfree import split_halves
+from geotter.calibration import split_rows
+from geotter.streaming import stream_order
 
 rng = np.random.default_rng(0)
 N, M, D = 40, 6, 16
@@ -127,6 +130,9 @@ def test_bad_argument_is_refused_by_name(name, arg, value):
 
 # an argument refused only against another one, or of a type the kinds above do not cover
 RELATIONAL = {
+    'split_halves n 2**62': (lambda: split_halves(2**62), 'n=4611686018427387904'),
+    'split_rows n 2**62': (lambda: split_rows(2**62), 'n=4611686018427387904'),
+    'stream_order n 2**62': (lambda: stream_order(2**62, 4), 'n=4611686018427387904'),
     'run_method task': (lambda: G.run_method('zs', X), 'task'),
     'geotter_on_task task': (lambda: G.geotter_on_task(X, P), 'task'),
     'posteriors task': (lambda: G.posteriors('zs', X), 'task'),
