@@ -362,7 +362,7 @@ def _options():
 # %% ../nbs/26_cli.ipynb #54710266
 _LOWER = {'k': (1, False), 'steps': (1, False), 'temperature': (0, True), 'reg': (0, True), 'rho': (0, True)}
 MAX_STEPS = 1000                    # transport-smoothing rounds: the paper uses 1 or 2; a bound keeps a typo from running for days
-_UPPER = {'alpha': 1, 'beta': 1, 'steps': MAX_STEPS}   # weights in [0, 1]; rounds
+_UPPER = {'alpha': 1, 'beta': 1, 'steps': MAX_STEPS}   # weights in [0, 1]; at most MAX_STEPS rounds
 
 def check_option(opt:str, value):
     "A method option of `geotter adapt` (see `_options`) as a number, or `UsageError` naming it."

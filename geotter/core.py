@@ -188,11 +188,13 @@ CLIP_TEMPERATURE = 0.01   # CLIP's learned logit scale 100 = 1/T: the temperatur
 # %% ../nbs/00_core.ipynb #879c7a00
 def l2_normalize(X:torch.Tensor, # (n, d) rows to normalize
                  name:str='X',
+                 rows=None,        # (n,) the rows' numbers in the caller's array, for the error (default: 0..n-1)
                 )->torch.Tensor:   # (n, d) unit rows
     "Rows of `X` scaled to unit Euclidean norm (without overflow or underflow); raises `ValueError` on an all-zero row."
     scale = torch.maximum(X.amax(dim=1, keepdim=True), -X.amin(dim=1, keepdim=True))   # max |x_ij|, without an |X| copy
     if (scale == 0).any():
-        raise ValueError(f"{name} row {int(torch.nonzero(scale[:, 0] == 0)[0])} is all zeros; cannot normalize")
+        i = int(torch.nonzero(scale[:, 0] == 0)[0])
+        raise ValueError(f"{name} row {i if rows is None else int(rows[i])} is all zeros; cannot normalize")
     Xs = X / scale                                        # the one (n, d) copy, normalized in place (unless autograd tracks it)
     norm = torch.linalg.vector_norm(Xs, dim=1, keepdim=True)
     return Xs / norm if Xs.requires_grad else Xs.div_(norm)

@@ -94,9 +94,7 @@ class BlockCost:
         Xb = as_tensor(block, dtype=self.Y.dtype, device=self.Y.device)     # the device of Y (e.g. a GPU)
         if rows is not None: Xb = Xb[torch.as_tensor(rows, device=Xb.device)]
         if self.unit_rows: return Xb
-        try: Xb = l2_normalize(Xb, 'X')
-        except ValueError:                               # an all-zero row, named by its row of X (not of the block)
-            raise ValueError(f"X row {idx[int(torch.nonzero((Xb == 0).all(1))[0])]} is all zeros; cannot normalize") from None
+        Xb = l2_normalize(Xb, 'X', rows=idx)            # an all-zero row named by its row of X, not of the block
         if not torch.isfinite(Xb.sum()):                 # a NaN or inf in a row of X makes its whole unit row NaN
             raise ValueError(f"X holds NaN or infinite values in rows {idx[0]}..{idx[-1]}; expected finite values")
         return Xb
@@ -418,7 +416,7 @@ class Prepared:
                 T = self.config['temperature']
                 raise ValueError(f"temperature={T:g} is too large for transport with the ratio unknown: its entropic weight, "
                                  f"{UNKNOWN_RATIO['reg']:g} nats of the zero-shot cost = {reg:.3g}, underflows float64; expected "
-                                 f"temperature <= {T * reg / torch.finfo(torch.float64).tiny:.3g}, or pass reg")
+                                 f"temperature <= {UNKNOWN_RATIO['reg'] * CLIP_TEMPERATURE / torch.finfo(torch.float64).tiny:.3g}, or pass reg")
         if solver == 'unbalanced' and rho is None: rho = UNKNOWN_RATIO['rho'] * nats
         return self.ratio.target.to(self.X.device), solver, reg, rho
 

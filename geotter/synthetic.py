@@ -28,7 +28,7 @@ def _coordinate_std(sigma:float, d:int, noise_scale:str)->float:
     return sigma if _check_noise_scale(noise_scale) == 'per_coordinate' else sigma / np.sqrt(d)
 
 def _tail_size(n_per_head:int, head_tail_ratio:float)->int:
-    "Samples per tail class: `n_per_head / head_tail_ratio` rounded, between 1 and `n_per_head`."
+    "Samples per tail class: `n_per_head / head_tail_ratio` rounded, between 1 and `n_per_head` (a float quotient of a huge count can round above it)."
     return max(1, min(n_per_head, int(round(n_per_head / head_tail_ratio))))
 
 def _class_sizes(n_classes:int, n_head:int, n_per_head:int, head_tail_ratio:float)->np.ndarray:
