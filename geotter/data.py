@@ -172,6 +172,10 @@ def _load_model(bb:Backbone, device, cache:str)->Encoder:
     "`bb` loaded by its library on `device`, its weights read from `cache` (downloaded there if missing)."
     if bb.family == 'open_clip':
         import open_clip
+        if not _open_clip_cached(bb, cache):     # fetched: say so, and fail at once if the hub does not answer
+            print(f"backbone {bb.name}: the {bb.pretrained} weights of {bb.model} are not in {cache}: fetching them from the "
+                  "Hugging Face hub", flush=True)
+            _hub_answers()
         model, _, preprocess = open_clip.create_model_and_transforms(bb.model, pretrained=bb.pretrained, device=device,
                                                                      cache_dir=cache)
         return Encoder(bb, model.eval(), open_clip.get_tokenizer(bb.model), preprocess, device)
@@ -182,6 +186,18 @@ def _load_model(bb:Backbone, device, cache:str)->Encoder:
         print(f"backbone {bb.name}: {bb.model!r} is not in {cache}: fetching it from the Hugging Face hub", flush=True)
         _hub_answers(); model = load(False)
     return Encoder(bb, model.eval(), device=device)
+
+def _open_clip_cached(bb:Backbone, cache:str)->bool:
+    "Whether open_clip reads `bb`'s weights with no request: random, a local file, or found in `cache` (its hub or URL file)."
+    from open_clip import pretrained as P
+    cfg = P.get_pretrained_cfg(bb.model, bb.pretrained) if bb.pretrained else {}
+    if not cfg or 'file' in cfg: return True
+    if cfg.get('hf_hub') and P.has_hf_hub():     # open_clip prefers the hub, and its safetensors file to the pickle
+        from huggingface_hub import try_to_load_from_cache
+        repo, file = os.path.split(cfg['hf_hub'])
+        files = (P.HF_SAFE_WEIGHTS_NAME, P.HF_WEIGHTS_NAME) if not file else (os.path.splitext(file)[0] + '.safetensors', file)
+        return any(isinstance(try_to_load_from_cache(repo, f, cache_dir=cache), str) for f in files)
+    return os.path.isfile(os.path.join(cache, os.path.basename(cfg.get('url', ''))))
 
 def _hub_answers(timeout:float=10):
     "An `OSError` at once unless the Hugging Face hub answers one request (a download retries for over a minute before it fails)."
@@ -559,12 +575,15 @@ def extract(dataset:str|DatasetSpec,          # registry name, e.g. 'cifar10' (s
         raise ValueError(f"backbone {bb.name!r} embeds {bb.modality}s; dataset {spec.name!r} has {spec.modality}s")
     out = entry_dir(spec.name if name is None else name, bb.name, store)
     enc = backbone if isinstance(backbone, Encoder) else load_encoder(bb, device)   # weights that do not load: no plan
-    if verbose: print(extract_plan(spec, bb, out, root, None if indices is None else len(indices), dtype, download))
-    return _extract(spec, enc, out, root, templates, download, indices, batch_size, num_workers, dtype, overwrite, progress, on_batch)
+    plan = extract_plan(spec, bb, out, root, None if indices is None else len(indices), dtype, download)
+    if verbose and download: print(plan)     # what a download would fetch and where, said before it starts
+    data = load_dataset(spec, root, enc.preprocess, download)                        # data missing, no download: no plan
+    if verbose and not download: print(plan)
+    return _extract(spec, data, enc, out, templates, indices, batch_size, num_workers, dtype, overwrite, progress, on_batch)
 
 # %% ../nbs/17_data.ipynb #7480eeda
-def _extract(spec, enc, out, root, templates, download, indices, batch_size, num_workers, dtype, overwrite, progress, on_batch):
-    ds, class_names = load_dataset(spec, root, enc.preprocess, download)
+def _extract(spec, data, enc, out, templates, indices, batch_size, num_workers, dtype, overwrite, progress, on_batch):
+    ds, class_names = data
     meta = dict(dataset=spec.name, split=spec.split, source=spec.source, template_mode=templates if isinstance(templates, str) else 'list')
     if indices is not None:
         idx = [int(i) for i in indices]

@@ -393,8 +393,10 @@ def _extract_cases(f):
         raise urllib.error.URLError('[Errno -2] Name or service not known')
     stub, offline = {'geotter.data.load_encoder': _stub_encoder}, {'huggingface_hub.utils.get_session': lambda: _Hub(up=False)}
     return [
-        (['cifar10', 'ViT-B-16'], {'open_clip.factory.download_pretrained': _no_download},
+        (['cifar10', 'ViT-B-16'], {'open_clip.factory.download_pretrained': _no_download, 'huggingface_hub.utils.get_session': lambda: _Hub(up=True)},
          ['backbone ViT-B-16', 'could not be fetched', str(f / 'gdata' / 'models'), 'internet']),
+        (['cifar10', 'ViT-B-16'], {'open_clip.factory.download_pretrained': _no_download, **offline},
+         ['backbone ViT-B-16', 'could not be fetched', 'no answer from https://', 'internet']),
         (['wordnet-nouns', 'st:nosuch-org/nosuch-model'], {'sentence_transformers.SentenceTransformer': _hub_offline, **offline},
          ['backbone nosuch-model', "'nosuch-org/nosuch-model'", 'could not be fetched', 'check the model name']),
         (['wordnet-nouns', 'st:' + str(f / 'no-such-folder')], offline, ['backbone no-such-folder', 'no-such-folder', 'could not be fetched']),
@@ -494,6 +496,27 @@ def test_sentence_transformer_is_read_from_the_cache_before_the_hub(monkeypatch,
     assert calls == [True, False] and out.count('\n') == 1 and "'org/uncached-model' is not in" in out and 'Hugging Face hub' in out, out
 
 
+def test_open_clip_weights_are_read_from_the_cache_before_the_hub(monkeypatch, capsys, tmp_path):
+    "Weights in the cache load with no request; weights not cached are announced in one line and the hub asked once before open_clip fetches them."
+    import open_clip
+    from geotter.data import load_encoder
+    created, hub = [], _Hub(up=True)
+    monkeypatch.setattr(open_clip, 'create_model_and_transforms', lambda *a, **k: created.append(k['cache_dir']) or (_Eval(), None, None))
+    monkeypatch.setattr('huggingface_hub.utils.get_session', lambda: hub)
+    monkeypatch.setenv('GEOTTER_DATA', str(tmp_path))
+    load_encoder('ViT-B-16')                                   # not cached
+    out = capsys.readouterr().out
+    assert len(hub.asked) == 1 and created == [str(tmp_path / 'models')], (hub.asked, created)
+    assert out.count('\n') == 1 and 'the openai weights of ViT-B-16' in out and 'Hugging Face hub' in out, out
+    repo = tmp_path / 'models' / 'models--timm--vit_base_patch16_clip_224.openai'   # the hub cache's layout, as a fetch leaves it
+    (repo / 'refs').mkdir(parents=True); (repo / 'refs' / 'main').write_text('abc')
+    (repo / 'snapshots' / 'abc').mkdir(parents=True); (repo / 'snapshots' / 'abc' / 'open_clip_model.safetensors').write_bytes(b'w')
+    load_encoder('ViT-B-16')
+    assert len(hub.asked) == 1 and len(created) == 2 and capsys.readouterr().out == '', hub.asked
+
+class _Eval:
+    def eval(self): return self
+
 # --- bounds in the help; WordNet fetched only on request; backbones checked before the plan ----------------------
 
 def test_bounded_options_state_their_bound(capsys):
@@ -540,11 +563,11 @@ def _fake_encoder(bb, device='cpu'):
     return Encoder(get_backbone(bb), _FakeSentenceModel())
 
 def test_extract_wordnet_without_download(files, capsys, monkeypatch, no_download):
-    "geotter extract of a WordNet task that is not there: one line naming the file and --download, exit 2; no download promised, none made."
+    "geotter extract of a WordNet task that is not there: one line naming the file and --download, exit 2; no plan printed, no download made."
     monkeypatch.setattr('geotter.data.load_encoder', _fake_encoder)
     code, out, err = run(capsys, 'extract', 'wordnet-nouns', 'all-MiniLM-L6-v2', '--root', files / 'nowordnet', '--store', files / 'wstore')
     assert_usage_error(code, err, str(files / 'nowordnet' / 'wordnet' / 'data.noun'), 'pass --download')
-    assert 'and, if missing' not in out and not (files / 'wstore').exists(), out
+    assert out == '' and not (files / 'wstore').exists(), out           # no plan before the data is found
 
 def test_extract_wordnet_with_download(tmp_path, capsys, monkeypatch, no_download):
     "--download fetches WordNet once, into <root>/wordnet; the plan names the download, then the entry is written."
@@ -562,7 +585,7 @@ def test_extract_wordnet_with_download(tmp_path, capsys, monkeypatch, no_downloa
     assert 'downloading' in lines[2] and lines[-1].startswith(f"{tmp_path / 'store' / 'wordnet-nouns' / 'all-MiniLM-L6-v2'}: n=3 m=25 d=384"), out
 
 @pytest.mark.parametrize('argv, patches', [
-    (['cifar10', 'ViT-B-16'], {'open_clip.factory.download_pretrained': _no_download}),
+    (['cifar10', 'ViT-B-16'], {'open_clip.factory.download_pretrained': _no_download, 'huggingface_hub.utils.get_session': lambda: _Hub(up=True)}),
     (['wordnet-nouns', 'st:nosuch-org/nosuch-model'], {'sentence_transformers.SentenceTransformer': _hub_offline,
                                                        'huggingface_hub.utils.get_session': lambda: _Hub(up=False)}),
 ])
