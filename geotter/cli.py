@@ -191,12 +191,12 @@ def load_array(path,               # a .npy, .txt or .csv file
             warnings.simplefilter('ignore')
             a = _read_npy(p, name) if p.suffix.lower() == '.npy' else \
                 np.loadtxt(p, delimiter=',' if p.suffix.lower() == '.csv' else None, ndmin=ndim or 0, encoding='utf-8-sig')   # a BOM (spreadsheets) is skipped
-        a = np.asarray(a, dtype=np.float64) if a.dtype.kind in 'biuf' else None
+        kind, a = a.dtype.kind, (np.asarray(a, dtype=np.float64) if a.dtype.kind in 'biuf' else None)
     except (ValueError, OSError, EOFError, UnicodeDecodeError) as e:
         if isinstance(e, UsageError): raise
         raise UsageError(f"{name} {path}: not a readable {p.suffix} array ({type(e).__name__}: {str(e)[:80]})") from None
-    if a is None: raise UsageError(f"{name} {path}: holds no numbers; expected a numeric array")
-    if ndim is not None and a.ndim != ndim: raise UsageError(f"{name} {path}: has shape {a.shape}; expected {ndim} dimensions")
+    if a is None: raise UsageError(f"{name} {path}: holds {'complex numbers' if kind == 'c' else 'no numbers'}; expected a real numeric array")
+    if ndim is not None and a.ndim != ndim: raise UsageError(f"{name} {path}: has shape {a.shape}; expected a {ndim}-D array")
     if a.size == 0: raise UsageError(f"{name} {path}: has shape {a.shape}; expected a non-empty array")
     if not np.isfinite(a).all(): raise UsageError(f"{name} {path}: holds NaN or infinite values")
     return a
