@@ -210,6 +210,7 @@ def posterior_models(task:Task,         # the batch (labels unused)
                      **kw,              # further GeoTTER options (beta, k, alpha, steps, ...)
                     )->dict:            # method -> PosteriorModel
     "Run each method once on `task` (GeoTTER once for all its maps) and return the posterior maps."
+    if isinstance(methods, str) or not hasattr(methods, '__iter__'): raise InputTypeError(f"methods={methods!r}; expected a list of names from {POSTERIORS}")
     bad = [m for m in methods if m not in POSTERIORS]
     if bad: raise ValueError(f"method={bad[0]!r}; expected one of {POSTERIORS}")
     check_task(task)
@@ -253,8 +254,12 @@ def fit_temperature(model:PosteriorModel, # posterior map (from `posterior_model
                    )->float:            # tau minimising the NLL on `rows` (1.0 for plan posteriors)
     "Temperature scaling: the $\\tau$ minimising the NLL of `model.probs(tau)` on the calibration rows [1]."
     from scipy.optimize import minimize_scalar
+    if not isinstance(model, PosteriorModel): raise InputTypeError(f"model is a {type(model).__name__}; expected a PosteriorModel (`posterior_model`)")
+    n, m = np.shape(model.logits if model.has_temperature else model.plan)
+    y = check_labels(labels, 'labels', n=n, m=m); rows = np.arange(n) if rows is None else check_labels(rows, 'rows', m=n)
+    if isinstance(bounds, str) or not hasattr(bounds, '__len__') or len(bounds) != 2: raise InputTypeError(f"bounds={bounds!r}; expected (low, high) temperatures")
+    check_scalar(bounds[1], 'bounds[1]', low=check_scalar(bounds[0], 'bounds[0]', low=0, low_open=True), low_open=True)
     if not model.has_temperature: return 1.0
-    y = np.asarray(labels); rows = np.arange(len(y)) if rows is None else np.asarray(rows)
     f = lambda lt: nll(np.asarray(model.probs(float(np.exp(lt))))[rows], y[rows], floor=1e-300)
     res = minimize_scalar(f, bounds=tuple(np.log(bounds)), method='bounded', options=dict(xatol=1e-3))
     return float(np.exp(res.x))

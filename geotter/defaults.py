@@ -18,5 +18,5 @@ def defaults_on_task(task:Task,                  # embeddings and/or logits (lab
                      **kwargs,                   # further `data_driven_defaults` options (k, n_clusters, seed, ...)
                     )->dict:
     "`data_driven_defaults` on GeoTTER's inputs for a `Task` (its embeddings, or logit features for a logit-only task)."
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, temperature)
+    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits, temperature)
     return data_driven_defaults(X, Y, L, temperature=temperature, **kwargs)

@@ -14,6 +14,7 @@ import torch
 
 from .core import *
 from .transport import otter, DEFAULT_RHO
+from .entropic import _check_rho
 from .method import PAPER_DEFAULTS, Prepared, prepare_task
 from .priors import total_variation
 from .experiments import ResultStore, unit_key, stored_rows
@@ -50,6 +51,7 @@ def geotter_labels(parts:Prepared,       # `batch_parts` output
                    **options,            # `Prepared.adapt` options: solver, reg, rho, preserve_prior
                   )->tuple:              # (labels (n,) numpy, final plan (n, m) tensor)
     "GeoTTER's labels and plan for one prior and option set, on a prepared batch."
+    if not isinstance(parts, Prepared): raise InputTypeError(f"parts is a {type(parts).__name__}; expected the Prepared batch of `batch_parts`")
     r = parts.adapt(prior, alpha=alpha, steps=steps, **options)
     return np.asarray(r.labels), as_tensor(r.plan)
 
@@ -71,8 +73,9 @@ def prior_at_tv(prior,                   # (m,) true prior
         if total_variation(s, nu) >= tv: break
     else: s = np.eye(len(nu))[np.argmin(nu)]
     d = total_variation(s, nu)
-    if d < tv: raise ValueError(f"tv={tv}; expected tv <= 1 - min(prior) = {d:.6g}, the largest TV from this prior")
-    q = (1 - tv / d) * nu + (tv / d) * s
+    if d < tv * (1 - 1e-12): raise ValueError(f"tv={tv}; expected tv <= 1 - min(prior) = {d:.6g}, the largest TV from this prior")
+    lam = min(tv / d, 1.0)                        # tv = 1 - min(prior) exactly: d may round just below it
+    q = (1 - lam) * nu + lam * s
     return q / q.sum()
 
 # %% ../nbs/21_marginals.ipynb #2c698969
@@ -124,6 +127,10 @@ def batch_priors(batch_prior,            # (m,) true class proportions of the ba
                  seed=0,
                 )->list:                 # (kind, tv from the batch prior, prior) triples
     "Priors a user might supply for a batch: its own proportions, perturbed copies at exact TV, and the global prior."
+    batch_prior = check_prior(batch_prior, None, 'batch_prior').cpu().numpy()
+    global_prior = check_prior(global_prior, len(batch_prior), 'global_prior').cpu().numpy()
+    if isinstance(tvs, str) or not hasattr(tvs, '__iter__'): raise InputTypeError(f"tvs={tvs!r}; expected a sequence of TV errors")
+    for i, t in enumerate(tvs): check_scalar(t, f'tvs[{i}]', low=0, high=1)
     out = [('batch', 0.0, np.asarray(batch_prior, dtype=np.float64))]
     out += [('tv', float(t), prior_at_tv(batch_prior, t, seed=seed)) for t in tvs]
     return out + [('global', total_variation(global_prior, batch_prior), np.asarray(global_prior, dtype=np.float64))]
@@ -133,6 +140,9 @@ def robust_options(rhos=(DEFAULT_RHO,),  # unbalanced strengths to try
                    reg:float=STUDY_REG,
                   )->dict:               # method name -> transport_and_smooth options
     "GeoTTER option sets compared on partial batches: paper, prior-preserving, unbalanced (± projection)."
+    check_scalar(reg, 'reg', low=0, low_open=True)
+    if isinstance(rhos, str) or not hasattr(rhos, '__iter__'): raise InputTypeError(f"rhos={rhos!r}; expected a sequence of strengths rho")
+    for r in rhos: _check_rho(r)
     opts = {'geotter': {}, 'geotter-project': dict(preserve_prior='project')}
     for r in rhos:
         opts[f'geotter-uot(rho={r:g})'] = dict(solver='unbalanced', reg=reg, rho=r)
@@ -142,7 +152,9 @@ def robust_options(rhos=(DEFAULT_RHO,),  # unbalanced strengths to try
 # %% ../nbs/21_marginals.ipynb #0f1de2d1
 def take(task:Task, idx)->Task:
     "The task restricted to the rows `idx` (class embeddings unchanged)."
-    idx = np.asarray(idx)
+    n = len(check_task(task).labels)
+    idx = check_labels(idx, 'idx', m=n) if np.asarray(idx.cpu() if is_tensor(idx) else idx).dtype != bool else \
+          np.flatnonzero(check_labels(idx, 'idx', n=n))      # a boolean mask of the n rows
     sub = lambda a: None if a is None else a[idx]
     return replace(task, labels=task.labels[idx], X=sub(task.X), logits=sub(task.logits))
 
@@ -153,7 +165,7 @@ def partial_unit(task:Task,              # the batch
                  seed:int=0,             # k-means seed
                 )->list:                 # rows: prior kind, tv, method, accuracy, mass_l1, pred_tv
     "Accuracy and marginal errors of ZS, OTTER and every GeoTTER option on one batch, for each supplied prior."
-    y, logits = task.labels, task.zero_shot_logits()
+    y, logits = check_task(task).labels, task.zero_shot_logits()
     parts, zs = batch_parts(task, seed), np.asarray(predict(logits))
     bp = class_prior(y, task.n_classes); rows = []
     for kind, tv, prior in priors:
@@ -175,7 +187,7 @@ def partial_task(task:Task,              # the pool the batches are drawn from
                 )->list:                 # `partial_unit` rows of every batch, with the batch's description
     "ZS, OTTER and the GeoTTER options on the partial batches of one task and bucket."
     rng, out = check_random_state(seed), []
-    for i, idx in enumerate(partial_batches(task.labels, bucket, n_batches, batch_size, rng)):
+    for i, idx in enumerate(partial_batches(check_task(task).labels, bucket, n_batches, batch_size, rng)):
         sub = take(task, idx)
         pri = batch_priors(class_prior(sub.labels, task.n_classes), task.prior, tvs, rng)
         info = dict(task=task.name, bucket=bucket, batch=i, n=len(idx), n_present=len(np.unique(sub.labels)))
@@ -201,7 +213,9 @@ def partial_eval(tasks:list,             # Task objects
 # %% ../nbs/21_marginals.ipynb #183408ff
 def worst_mean(x, frac:float=0.1)->float:
     "Mean of the lowest ceil(frac * len(x)) values of `x`."
-    v = np.sort(np.asarray(x, dtype=np.float64))
+    v = np.sort(as_tensor(x, dtype=torch.float64, name='x').cpu().numpy())
+    if v.ndim != 1 or len(v) == 0 or not np.isfinite(v).all(): raise ValueError(f"x has shape {v.shape}; expected a non-empty 1-D array of finite values")
+    check_scalar(frac, 'frac', low=0, high=1, low_open=True)
     return float(v[:max(1, math.ceil(frac * len(v)))].mean())
 
 def summarize(df:pd.DataFrame,           # `partial_eval` rows
@@ -271,7 +285,7 @@ def _preserve_row(task, seed, method, labels, plan)->dict:
 
 def preserve_unit(task:Task, seed:int=0, options:dict=PRESERVE_OPTIONS)->list:
     "GeoTTER with each prior-preservation option on one task and k-means seed, the true label ratio as prior."
-    parts = batch_parts(task, seed)
+    parts = batch_parts(check_task(task), seed)
     return [_preserve_row(task, seed, name, *geotter_labels(parts, task.prior, **opts)) for name, opts in options.items()]
 
 # %% ../nbs/21_marginals.ipynb #c5df3029

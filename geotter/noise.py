@@ -5,6 +5,7 @@
 # %% ../nbs/09_noise.ipynb #905f6ff4
 from __future__ import annotations
 import functools
+import math
 import numbers
 
 import numpy as np
@@ -40,6 +41,11 @@ def _spectrum(R:torch.Tensor)->np.ndarray:
     G = R.T @ R if R.shape[1] <= R.shape[0] else R @ R.T
     return torch.linalg.eigvalsh(G.double()).flip(0).clamp_min(0).cpu().numpy()
 
+def _gram_scale(R:torch.Tensor)->float:
+    "A power of two near max |R_ij| if R^T R would overflow or underflow in float64, else 1 (dividing by it is exact)."
+    top = float(R.abs().max())
+    return 1.0 if 2.0**-400 < top < 2.0**400 else 2.0 ** math.frexp(top)[1]
+
 # %% ../nbs/09_noise.ipynb #c089a739
 def noise_floor(R,                  # (n, d) residuals (rows with their cluster mean removed)
                 n_eff:int|None=None,# degrees of freedom of the rows (default n; n - K after removing K means)
@@ -51,8 +57,8 @@ def noise_floor(R,                  # (n, d) residuals (rows with their cluster 
     n_eff = Rt.shape[0] if n_eff is None else check_scalar(n_eff, 'n_eff', numbers.Integral, low=1)
     dim = Rt.shape[1] if dim is None else check_scalar(dim, 'dim', numbers.Integral, low=1, high=Rt.shape[1])
     check_scalar(max_iter, 'max_iter', numbers.Integral, low=0)
-    a, b = max(n_eff, dim), min(n_eff, dim)
-    ev = _spectrum(Rt)[:b] / a
+    a, b, sc = max(n_eff, dim), min(n_eff, dim), _gram_scale(Rt)
+    ev = _spectrum(Rt / sc)[:b] / a
     if ev[0] <= 0: raise ValueError("R is all zeros; the noise level is 0 and the spectrum has no bulk")
     s2, r = np.median(ev) / mp_quantile(0.5, b / a), 0
     for _ in range(max_iter):
@@ -60,7 +66,9 @@ def noise_floor(R,                  # (n, d) residuals (rows with their cluster 
         if r_new == r: break
         r = r_new
         s2 = np.median(ev[r:]) / mp_quantile(0.5 * (b - r) / b, b / a)
-    return float(s2)
+    s2 = float(s2) * sc * sc
+    if not math.isfinite(s2): raise ValueError(f"R has entries up to {sc:.3g}: its noise variance overflows float64; expected R scaled down")
+    return s2
 
 # %% ../nbs/09_noise.ipynb #46a5cc07
 def _cluster_noise(R:torch.Tensor, z:torch.Tensor, K:int, dim:int, max_iter:int)->np.ndarray:
@@ -154,6 +162,15 @@ def estimate_noise(X,                          # (n, d) sample embeddings (re-no
                 per_cluster={k: out(v) for k, v in sp['per_cluster'].items()}, assignment=out(z), centroids=out(C))
 
 # %% ../nbs/09_noise.ipynb #31048c91
+def _cluster_norms(centroid_norm, assignment, n:int)->torch.Tensor:
+    "The centroid norm $r_{z(i)}$ of each sample's cluster, from (K,) norms >= 0 and (n,) clusters in [0, K), checked."
+    r = as_tensor(centroid_norm, dtype=torch.float64, name='centroid_norm')
+    if r.ndim != 1 or len(r) == 0: raise ValueError(f"centroid_norm has shape {tuple(r.shape)}; expected (K,) centroid norms")
+    if not (torch.isfinite(r).all() and (r >= 0).all()): raise ValueError("centroid_norm has NaN, infinite or negative entries; expected norms >= 0")
+    z = check_labels(assignment, 'assignment', n=n)
+    if z.max() >= len(r): raise ValueError(f"assignment has cluster {z.max()} but centroid_norm has {len(r)} entries; expected clusters < {len(r)}")
+    return r[torch.as_tensor(z, device=r.device)]
+
 def cost_scale(X,                  # (n, d) sample embeddings (or logit features)
                Y,                  # (m, d) class embeddings (one-hot for logit features)
                centroid_norm,      # (K,) norms r_l of the k-means centroids of the unit rows
@@ -165,7 +182,7 @@ def cost_scale(X,                  # (n, d) sample embeddings (or logit features
     Xn, Yn = check_embeddings(X, Y)
     T = check_temperature(temperature, dtype=Xn.dtype)
     s = Xn @ Yn.T; s = s - s.mean(1, keepdim=True)
-    r = as_tensor(centroid_norm, dtype=torch.float64)[torch.as_tensor(np.asarray(assignment.cpu() if is_tensor(assignment) else assignment))]
+    r = _cluster_norms(centroid_norm, assignment, s.shape[0])
     if logits is None: g = torch.full_like(r, 1 / T)       # theta = s / T: g = 1/T exactly, whatever the scale of T
     else:
         th = check_matrix(logits, 'logits', rows=s.shape[0], cols=s.shape[1], dtype=s.dtype)

@@ -22,13 +22,18 @@ __all__ = ['WEIGHT_RULES', 'ensemble_embeddings', 'template_embeddings', 'templa
            'prompt_eval', 'run_prompts', 'prompt_table', 'plot_prompts']
 
 # %% ../nbs/24_prompts.ipynb #1fc73c20
+def _check_Ys(Ys)->torch.Tensor:
+    "Per-template class embeddings as a finite (T, m, d) tensor with no empty axis; an error naming `Ys` otherwise."
+    E = as_tensor(Ys, name='Ys')
+    if E.ndim != 3 or 0 in E.shape: raise ValueError(f"Ys has shape {tuple(E.shape)}; expected (T, m, d) with no empty axis")
+    if not torch.isfinite(E).all(): raise ValueError("Ys has NaN or infinite entries")
+    return E
+
 def ensemble_embeddings(Ys,             # (T, m, d) class embeddings, one (m, d) matrix per template
                         weights=None,   # (T,) non-negative template weights, not all zero (default: equal)
                        )->Array:        # (m, d) unit-norm ensembled class embeddings
     r"Prompt ensemble $y_j=\mathrm{normalize}(\sum_t w_t\,\mathrm{normalize}(y_{tj}))$ [1]."
-    E = as_tensor(Ys, name='Ys')
-    if E.ndim != 3 or 0 in E.shape: raise ValueError(f"Ys has shape {tuple(E.shape)}; expected (T, m, d) with no empty axis")
-    if not torch.isfinite(E).all(): raise ValueError("Ys has NaN or infinite entries")
+    E = _check_Ys(Ys)
     w = torch.full((E.shape[0],), 1.0 / E.shape[0], dtype=E.dtype, device=E.device) if weights is None else \
         as_tensor(weights, dtype=E.dtype, device=E.device, name='weights').flatten()
     if w.shape != (E.shape[0],): raise ValueError(f"weights has {w.numel()} entries; expected {E.shape[0]}, one per template")
@@ -56,9 +61,10 @@ def template_scores(X,                  # (n, d) sample embeddings
                    )->np.ndarray:       # (T,) score s_t in nats per sample (lower is better)
     "Label-free score of each template: mean zero-shot entropy, or OTTER's optimal transport cost onto `prior`."
     if rule not in ('entropy', 'transport'): raise ValueError(f"rule={rule!r}; expected 'entropy' or 'transport'")
-    out = []
-    for Y in as_tensor(Ys):
-        L = as_tensor(zero_shot_logits(as_tensor(X), Y, temperature), dtype=torch.float64)
+    out, E = [], _check_Ys(Ys)
+    Xt = check_matrix(X, 'X', cols=E.shape[2])
+    for Y in E:
+        L = as_tensor(zero_shot_logits(Xt, Y, temperature), dtype=torch.float64)
         C = nll_cost(L)
         if rule == 'entropy': out.append(float((torch.exp(-C) * C).sum(1).mean()))
         else: out.append(float((as_tensor(solve_ot(C, 'uniform' if prior is None else prior)) * C).sum()))
@@ -72,7 +78,7 @@ def template_weights(X, Ys,             # (n, d) samples, (T, m, d) per-template
                     )->np.ndarray:      # (T,) weights summing to one
     "Label-free template weights $w_t\\propto e^{-s_t}$ (`template_scores`), or equal weights for 'uniform'."
     if rule not in WEIGHT_RULES: raise ValueError(f"rule={rule!r}; expected one of {WEIGHT_RULES}")
-    T = as_tensor(Ys).shape[0]
+    T = _check_Ys(Ys).shape[0]
     if rule == 'uniform': return np.full(T, 1.0 / T)
     s = template_scores(X, Ys, rule, prior, temperature)
     w = np.exp(-(s - s.min()))
@@ -85,7 +91,10 @@ def prompt_variants(X, Ys,              # (n, d) samples, (T, m, d) per-template
                     prior=None,         # (m,) prior for the 'transport' weights
                    )->dict:             # variant name -> (m, d) class embeddings
     "Single-template class embeddings and the template ensembles (one per weighting rule)."
-    E = np.asarray(Ys, dtype=np.float32)
+    E = np.asarray(_check_Ys(Ys).cpu(), dtype=np.float32)
+    if isinstance(templates, str) or not hasattr(templates, '__len__'): raise InputTypeError(f"templates={templates!r}; expected a list of T templates")
+    if isinstance(rules, str) or not hasattr(rules, '__iter__'): raise InputTypeError(f"rules={rules!r}; expected a list of names from {WEIGHT_RULES}")
+    for r in rules: check_choice(r, 'rules', WEIGHT_RULES)
     if len(templates) != len(E): raise ValueError(f"{len(templates)} templates for {len(E)} embedding matrices")
     out = {f'T{t}: {tp}': E[t] for t, tp in enumerate(templates)}
     for r in rules: out[f'ensemble ({r})'] = np.asarray(ensemble_embeddings(E, template_weights(X, E, r, prior)), dtype=np.float32)
@@ -101,7 +110,7 @@ def prompt_eval(task:Task,              # labelled text task with embeddings X
                 **geotter_kw,           # GeoTTER options (default: the paper defaults)
                )->pd.DataFrame:         # one row per variant, method and seed
     "Accuracy of ZS, OTTER and GeoTTER with each single template's and each ensemble's class embeddings."
-    if task.X is None: raise ValueError(f"task {task.name!r} has no embeddings; prompt ensembles need X")
+    if check_task(task).X is None: raise ValueError(f"task {task.name!r} has no embeddings; prompt ensembles need X")
     rows = []
     for name, Y in prompt_variants(task.X, Ys, templates, rules, task.prior).items():
         t = replace(task, Y=Y)

@@ -38,7 +38,7 @@ def perturb(task:Task,                  # a task with embeddings X
             k:int=10,                   # lNoise neighbourhood size (App. C.3.2: 10)
            )->Task:                     # same task, perturbed X
     "The task with gNoise or lNoise applied to its embeddings (class embeddings unchanged)."
-    if task.X is None: raise ValueError(f"task {task.name!r} has no embeddings; noise needs X")
+    if check_task(task).X is None: raise ValueError(f"task {task.name!r} has no embeddings; noise needs X")
     if kind not in NOISE_KINDS: raise ValueError(f"kind={kind!r}; expected one of {NOISE_KINDS}")
     check_scalar(level, 'level', low=0)
     if level == 0: return task
@@ -60,6 +60,9 @@ def noise_unit(task:Task,               # clean task with embeddings
               )->list:                  # rows: task, kind, level, seed, method, strength, accuracy, balanced_accuracy
     "ZS, OTTER, the peers and GeoTTER (beta=s, alpha=1-s) on the task perturbed by `kind` noise of size `level`."
     t = perturb(task, kind, level, seed)
+    if isinstance(strengths, str) or not hasattr(strengths, '__iter__'):
+        raise InputTypeError(f"strengths={strengths!r}; expected a sequence of GeoTTER strengths in [0, 1]")
+    for i, s in enumerate(strengths): check_scalar(s, f'strengths[{i}]', low=0, high=1)
     info = dict(kind=kind, level=float(level), seed=int(seed))
     baselines = ('zs', 'otter') + PEER_METHODS if baselines is None else tuple(baselines)
     rows = [_scores(t, run_method(m, t), method=m, strength=np.nan, **info) for m in baselines]
@@ -139,7 +142,7 @@ def mix_with_uniform(prior,             # (m,) true prior
                     )->np.ndarray:      # (m,) (1 - lam) prior + lam / m
     r"The prior $(1-\lambda)\nu+\lambda u$; its TV error is $\lambda\,\mathrm{TV}(\nu,u)$."
     check_scalar(lam, 'lam', low=0, high=1)
-    p = np.asarray(check_prior(prior, len(prior)))
+    p = np.asarray(check_prior(prior, None))
     return (1 - lam) * p + lam / len(p)
 
 # %% ../nbs/20_robustness.ipynb #8b5541d5
@@ -149,8 +152,8 @@ def dirichlet_prior(prior,              # (m,) true prior
                     floor:float=1e-3,   # smallest Dirichlet parameter (classes absent from the prior)
                    )->np.ndarray:       # (m,) random prior with mean `prior` (up to the floor)
     r"A random prior $\tilde\nu\sim\mathrm{Dir}(c\,\nu)$ around the true one."
-    check_scalar(concentration, 'concentration', low=0, low_open=True)
-    p = np.asarray(check_prior(prior, len(prior)))
+    check_scalar(concentration, 'concentration', low=0, low_open=True); check_scalar(floor, 'floor', low=0, low_open=True)
+    p = np.asarray(check_prior(prior, None))
     q = check_random_state(seed).dirichlet(np.maximum(concentration * p, floor))
     return q / q.sum()
 

@@ -39,6 +39,14 @@ def _farthest_points(X:torch.Tensor, C:torch.Tensor, r:int)->torch.Tensor:
     return X[pick].clone()
 
 # %% ../nbs/22_streaming.ipynb #5fd8dce1
+def _running_centres(centres, counts, Xt:torch.Tensor)->tuple:
+    "Running centres (K0, d) and their counts (K0,) >= 0, checked against the batch `Xt` and put on its dtype and device."
+    C0 = check_matrix(centres, 'centres', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
+    N0 = as_tensor(counts, dtype=Xt.dtype, device=Xt.device, name='counts')
+    if N0.shape != (len(C0),): raise ValueError(f"counts has shape {tuple(N0.shape)}; expected ({len(C0)},), one count per centre")
+    if not (torch.isfinite(N0).all() and (N0 >= 0).all()): raise ValueError("counts has NaN, infinite or negative entries; expected counts >= 0")
+    return C0, N0
+
 def update_centres(centres,               # (K0, d) running centres (K0 <= n_clusters), or None before the first batch
                    counts,                # (K0,) samples behind each centre, or None
                    X,                     # (b, d) new batch (unit rows)
@@ -50,11 +58,11 @@ def update_centres(centres,               # (K0, d) running centres (K0 <= n_clu
     r"Mini-batch k-means with counts: $c_k\leftarrow\frac{N_kc_k+\sum_{z(i)=k}x_i}{N_k+n_k}$ (first batch: `kmeans`)."
     Xt = check_matrix(X, 'X')
     check_scalar(n_clusters, 'n_clusters', numbers.Integral, low=1)
-    if centres is None or len(centres) == 0:
+    if centres is None or (hasattr(centres, '__len__') and len(centres) == 0):
         K0 = min(n_clusters, Xt.shape[0])
         C, z = kmeans(Xt, K0, seed=seed, n_init=n_init)
         return C, torch.bincount(z, minlength=K0).to(Xt.dtype), z
-    C0 = as_tensor(centres, dtype=Xt.dtype, device=Xt.device); N0 = as_tensor(counts, dtype=Xt.dtype, device=Xt.device)
+    C0, N0 = _running_centres(centres, counts, Xt)
     if len(C0) < n_clusters:                                   # open the missing centres at far points
         new = _farthest_points(Xt, C0, min(n_clusters - len(C0), Xt.shape[0]))
         C0, N0 = torch.cat([C0, new]), torch.cat([N0, N0.new_zeros(len(new))])
@@ -67,6 +75,7 @@ def c_transform(g:torch.Tensor,           # (m,) class potential
                 reg:float,                # entropic weight epsilon
                )->torch.Tensor:           # (n,) row potential f(g)
     r"Row potential of the entropic semi-dual, $f_i=-\varepsilon\log n-\varepsilon\,\mathrm{LSE}_j((g_j-C_{ij})/\varepsilon)$."
+    reg = check_scalar(reg, 'reg', low=0, low_open=True)
     return -reg * math.log(C.shape[0]) - reg * torch.logsumexp((g[None, :] - C) / reg, dim=1)
 
 def dual_plan(g:torch.Tensor,             # (m,) class potential
@@ -75,6 +84,7 @@ def dual_plan(g:torch.Tensor,             # (m,) class potential
               row_mass:torch.Tensor,      # (n,) mass of each row
              )->torch.Tensor:             # (n, m) plan
     r"The plan of a class potential, $P_{ij}=a_i\,\mathrm{softmax}_j((g_j-C_{ij})/\varepsilon)$."
+    reg = check_scalar(reg, 'reg', low=0, low_open=True)
     return row_mass[:, None] * torch.softmax((g[None, :] - C) / reg, dim=1)
 
 # %% ../nbs/22_streaming.ipynb #005375f1
@@ -89,6 +99,7 @@ def average_potential(g,                  # (m,) running potential, or None
                       weight:float,       # samples behind g_new (the batch size)
                      )->torch.Tensor:     # (m,) updated running potential, centred
     r"Count-weighted running mean $\bar g\leftarrow\frac{N\bar g+b\,g}{N+b}$ of centred class potentials."
+    check_scalar(count, 'count', low=0); check_scalar(weight, 'weight', low=0, low_open=True)
     g_new = centre_potential(g_new)
     if g is None or count == 0: return g_new
     both = torch.isfinite(g) & torch.isfinite(g_new)
@@ -127,10 +138,13 @@ def check_stream_options(options:dict,
                          dtype:torch.dtype=torch.float64, # dtype of the class embeddings (cos/temperature is computed in it)
                         )->dict:
     "Stream options completed with `STREAM_DEFAULTS` and validated (ValueError naming the option)."
+    if not isinstance(options, dict): raise InputTypeError(f"options is a {type(options).__name__}; expected a dict of stream options")
     bad = set(options) - set(STREAM_DEFAULTS)
     if bad: raise ValueError(f"unknown options {sorted(bad)}; expected some of {sorted(STREAM_DEFAULTS)}")
     o = {**STREAM_DEFAULTS, **options}
     check_temperature(o['temperature'], dtype=dtype); check_temperature(o['em_temperature'], 'em_temperature')
+    if not math.isfinite(o['temperature'] / o['em_temperature']):      # the EM posterior rescales the logits by this ratio
+        raise ValueError(f"temperature / em_temperature = {o['temperature']:g} / {o['em_temperature']:g} overflows float64; expected a smaller temperature")
     for nm in ('beta', 'alpha'): check_scalar(o[nm], nm, low=0, high=1)
     check_scalar(o['decay'], 'decay', low=0, high=1, low_open=True)
     for nm, low in (('k', 1), ('steps', 0), ('memory', 0), ('n_init', 1)): check_scalar(o[nm], nm, numbers.Integral, low=low)
@@ -153,7 +167,7 @@ def init_stream(Y,                        # (m, d) class embeddings
     Yn = l2_normalize(check_matrix(Y, 'Y'), 'Y')
     m = Yn.shape[0]
     if isinstance(prior, str) and prior == 'em':
-        check_scalar(pseudo_count, 'pseudo_count', low=0)
+        check_scalar(pseudo_count, 'pseudo_count', low=0, high=torch.finfo(torch.float64).max / m)   # m * pseudo_count stays finite
         return StreamState(Yn, torch.full((m,), 1.0 / m, dtype=torch.float64, device=Yn.device), float(m * pseudo_count))
     return StreamState(Yn, check_prior(prior, m, device=Yn.device))
 
@@ -239,6 +253,7 @@ def stream_step(state:StreamState,        # state before the batch
                 **options,                # stream options, see STREAM_DEFAULTS
                ):                         # (new StreamState, StepResult)
     "One batch of streaming GeoTTER: prior, centres, transport of [bank; batch], smoothing, labels of the batch."
+    if not isinstance(state, StreamState): raise InputTypeError(f"state is a {type(state).__name__}; expected a StreamState (`init_stream`)")
     o, st = check_stream_options(options, state.Y.dtype), state
     Xt = check_matrix(X, 'X', cols=st.Y.shape[1], dtype=st.Y.dtype, device=st.Y.device)
     b, Xn = Xt.shape[0], l2_normalize(Xt, 'X')
@@ -320,7 +335,7 @@ def stream_on_task(task:Task,             # embeddings and/or logits (labels unu
                   )->np.ndarray:          # (n,) labels in the task's row order
     "Streaming GeoTTER on a `Task`: on its embeddings or, for a logit-only task, on its logit features."
     T = options.get('temperature', STREAM_DEFAULTS['temperature'])
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, T)
+    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits, T)
     return np.asarray(stream_predict(X, Y, prior, batch_size, order_seed, L, **options)[0])
 
 # %% ../nbs/22_streaming.ipynb #04332572
@@ -367,6 +382,7 @@ def streaming_eval(task:Task,             # labels used only to score
                    prep:Prepared|None=None, # the whole task prepared with k-means seed `seed` (None: prepared here)
                   )->list:                # rows: task, prior_mode, seed, method, batch_size, accuracy, worst10, seconds
     "Accuracy of streaming GeoTTER per batch size, and of per-batch OTTER and the full-batch references, on one task."
+    check_task(task)
     if prior_mode not in ('known', 'estimated'): raise ValueError(f"prior_mode={prior_mode!r}; expected 'known' or 'estimated'")
     L, row = np.asarray(task.zero_shot_logits(), dtype=np.float64), _scorer(task, prior_mode, seed)
     prior = task.prior if prior_mode == 'known' else 'em'
@@ -470,7 +486,7 @@ def sinkhorn_ablation(task:Task,          # labels used only to score
                       reg:float=0.01,     # entropic weight of every variant
                      )->list:             # rows: task, variant, batch_size, accuracy, iterations, seconds
     "Streaming GeoTTER with Sinkhorn and no bank: cold vs warm starts vs the running dual, known prior."
-    X, Y, L = geotter_inputs(task.X, task.Y, task.logits, STREAM_DEFAULTS['temperature'])
+    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits, STREAM_DEFAULTS['temperature'])
     rows = []
     for bs in batch_sizes:
         for name, opts in variants.items():

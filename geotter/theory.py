@@ -11,6 +11,7 @@ import torch
 from scipy.stats import norm
 
 from .core import *
+from .cluster import check_partition
 
 # %% auto #0
 __all__ = ['anchored_fixed_point', 'paper_tikhonov_objective', 'paper_tikhonov_minimizer', 'cluster_bound_gap', 'slerp',
@@ -19,20 +20,24 @@ __all__ = ['anchored_fixed_point', 'paper_tikhonov_objective', 'paper_tikhonov_m
            'max_tolerable_noise', 'tail_margin']
 
 # %% ../nbs/15_theory.ipynb #fb8e72c2
-def _dense(L)->torch.Tensor:
-    "A square float64 tensor from an array or tensor."
-    Lt = as_tensor(L, dtype=torch.float64)
-    Lt = Lt.to_dense() if Lt.layout != torch.strided else Lt
-    if Lt.ndim != 2 or Lt.shape[0] != Lt.shape[1]: raise ValueError(f"L has shape {tuple(Lt.shape)}; expected a square matrix")
-    return Lt
+def _dense(L, n:int)->torch.Tensor:
+    "`L` as a finite (n, n) float64 tensor."
+    return check_matrix(L, 'L', rows=n, cols=n, dtype=torch.float64)
+
+def _solve(H:torch.Tensor, T:torch.Tensor, mu:float, what:str)->torch.Tensor:
+    "$H^{-1}T$, or a `ValueError` naming `mu` if $H$ overflowed or is singular."
+    if not torch.isfinite(H).all(): raise ValueError(f"{what} overflows float64 at mu={mu:g}; expected a smaller mu (or L)")
+    try: return torch.linalg.solve(H, T)
+    except torch.linalg.LinAlgError: raise ValueError(f"{what} is singular at mu={mu:g}; expected mu and L that make it invertible") from None
 
 def anchored_fixed_point(plan,     # (n, m) plan T*
                          L,        # (n, n) graph Laplacian I - D^-1 A (dense)
                          mu:float, # mu = (1 - alpha) / alpha > 0
                         )->Array:  # (n, m) (I + mu L)^-1 T*
     r"Fixed point $(I+\mu\mathcal L)^{-1}T^\star$ of the anchored iteration $T\leftarrow\alpha T^\star+(1-\alpha)\hat AT$, by a dense solve."
-    T, Lt = check_matrix(plan, 'plan', dtype=torch.float64), _dense(L)
-    return like_input(torch.linalg.solve(torch.eye(len(Lt), dtype=torch.float64) + mu * Lt, T), plan)
+    T = check_matrix(plan, 'plan', dtype=torch.float64)
+    Lt, mu = _dense(L, len(T)), check_scalar(mu, 'mu', low=0)
+    return like_input(_solve(torch.eye(len(Lt), dtype=torch.float64) + mu * Lt, T, mu, 'I + mu L'), plan)
 
 def paper_tikhonov_objective(T,          # (n, m) candidate plan
                              plan,       # (n, m) T*
@@ -40,22 +45,35 @@ def paper_tikhonov_objective(T,          # (n, m) candidate plan
                              mu:float,   # weight of the smoothness term
                             )->float:
     r"Thm. 4.1's objective $\tfrac12\lVert T-T^\star\rVert_F^2+\mu\,\mathrm{tr}(T^\top\mathcal LT)$."
-    T, T0, Lt = as_tensor(T, dtype=torch.float64), as_tensor(plan, dtype=torch.float64), _dense(L)
-    return float(0.5 * ((T - T0) ** 2).sum() + mu * torch.trace(T.T @ Lt @ T))
+    T0 = check_matrix(plan, 'plan', dtype=torch.float64)
+    T, Lt = check_matrix(T, 'T', rows=T0.shape[0], cols=T0.shape[1], dtype=torch.float64), _dense(L, len(T0))
+    J = float(0.5 * ((T - T0) ** 2).sum() + check_scalar(mu, 'mu', low=0) * torch.trace(T.T @ Lt @ T))
+    if not math.isfinite(J): raise ValueError("the objective overflows float64; expected smaller T, plan, L or mu")
+    return J
 
 def paper_tikhonov_minimizer(plan,        # (n, m) T*
                              L,           # (n, n) Laplacian (any, not necessarily symmetric)
                              mu:float,    # weight of the smoothness term
                             )->Array:     # (n, m) minimizer
     r"Minimizer $(I+\mu(\mathcal L+\mathcal L^\top))^{-1}T^\star$ of Thm. 4.1's objective; `ValueError` if it is unbounded below."
-    T, Lt = check_matrix(plan, 'plan', dtype=torch.float64), _dense(L)
+    T = check_matrix(plan, 'plan', dtype=torch.float64)
+    Lt, mu = _dense(L, len(T)), check_scalar(mu, 'mu', low=0)
     H = torch.eye(len(Lt), dtype=torch.float64) + mu * (Lt + Lt.T)
+    if not torch.isfinite(H).all(): raise ValueError(f"I + mu (L + L^T) overflows float64 at mu={mu:g}; expected a smaller mu (or L)")
     lo = torch.linalg.eigvalsh(H).min().item()
     if lo <= 0: raise ValueError(f"I + mu (L + L^T) has eigenvalue {lo:.3g} <= 0 at mu={mu:g}: the objective is unbounded below")
-    return like_input(torch.linalg.solve(H, T), plan)
+    return like_input(_solve(H, T, mu, 'I + mu (L + L^T)'), plan)
 
 # %% ../nbs/15_theory.ipynb #d082d993
 def _unit(A:torch.Tensor)->torch.Tensor: return A / torch.linalg.vector_norm(A, dim=-1, keepdim=True)
+
+def _points(x, name:str)->torch.Tensor:
+    "`x` as a float64 tensor of finite points (..., d), none of them at the origin (its direction is undefined)."
+    t = as_tensor(x, dtype=torch.float64, name=name)
+    if t.ndim == 0 or 0 in t.shape: raise ValueError(f"{name} has shape {tuple(t.shape)}; expected (..., d) points")
+    if not torch.isfinite(t).all(): raise ValueError(f"{name} has NaN or infinite entries; expected finite points")
+    if (t == 0).all(-1).any(): raise ValueError(f"{name} has a point at the origin; its direction is undefined")
+    return t
 
 def cluster_bound_gap(X,            # (n, d) samples x_i
                       Y,            # (m, d) class embeddings y_j
@@ -65,9 +83,11 @@ def cluster_bound_gap(X,            # (n, d) samples x_i
                      )->Array:      # (n, m) right side minus left side (negative = violated)
     r"Slack of Thm. 4.2: $1-\cos(x_i,y_j)+\tfrac12\lVert x_i-c_\ell\rVert^2-(1-\cos(c_\ell,y_j))$."
     Xn, Yn = check_embeddings(X, Y)
-    C = as_tensor(centroids, dtype=Xn.dtype)[torch.as_tensor(np.asarray(assignment))]
+    if assignment is None: raise ValueError("assignment is None; expected (n,) clusters, one per sample")
+    C, z = check_partition(centroids, assignment, *Xn.shape, ('centroids', 'assignment'), dtype=Xn.dtype, device=Xn.device)
+    C = _points(C[torch.as_tensor(z, device=C.device)], 'centroids').to(Xn.dtype)
     lhs = 1 - _unit(C) @ Yn.T
-    if corrected: return like_input(2 * (1 - Xn @ Yn.T) + ((Xn - _unit(C)) ** 2).sum(1, keepdim=True) - lhs, X)
+    if check_bool(corrected, 'corrected'): return like_input(2 * (1 - Xn @ Yn.T) + ((Xn - _unit(C)) ** 2).sum(1, keepdim=True) - lhs, X)
     return like_input(1 - Xn @ Yn.T + 0.5 * ((Xn - C) ** 2).sum(1, keepdim=True) - lhs, X)
 
 def slerp(x,                        # (..., d) start points (re-normalized)
@@ -75,7 +95,8 @@ def slerp(x,                        # (..., d) start points (re-normalized)
           beta:float,               # fraction of the arc from x to c, in [0, 1]
          )->Array:                  # (..., d) unit points on the great circle
     r"Spherical interpolation $\frac{\sin((1-\beta)\theta)}{\sin\theta}\hat x+\frac{\sin(\beta\theta)}{\sin\theta}\hat c$, $\theta=\angle(x,c)$."
-    xt, ct = _unit(as_tensor(x, dtype=torch.float64)), _unit(as_tensor(c, dtype=torch.float64))
+    xt, ct, beta = _unit(_points(x, 'x')), _unit(_points(c, 'c')), check_scalar(beta, 'beta', low=0, high=1)
+    if xt.shape[-1] != ct.shape[-1]: raise ValueError(f"x has {xt.shape[-1]} coordinates but c has {ct.shape[-1]}; expected the same d")
     th = torch.arccos((xt * ct).sum(-1, keepdim=True).clamp(-1, 1))
     s = torch.sin(th)
     out = torch.where(s > 1e-12, (torch.sin((1 - beta) * th) * xt + torch.sin(beta * th) * ct) / s.clamp_min(1e-12), xt)
@@ -86,23 +107,37 @@ def js_coefficient(sigma2:float, # noise variance sigma^2 >= 0
                    tau2:float,   # spread tau^2 >= 0 of the clean points around their cluster
                   )->float:      # beta* in [0, 1]
     r"James–Stein shrinkage weight $\beta^\star=\sigma^2/(\sigma^2+\tau^2)$ (Thm. C.2)."
-    check_scalar(sigma2, 'sigma2', low=0); check_scalar(tau2, 'tau2', low=0)
+    sigma2, tau2 = check_scalar(sigma2, 'sigma2', low=0), check_scalar(tau2, 'tau2', low=0)
     if sigma2 + tau2 == 0: raise ValueError("sigma2 + tau2 = 0; beta* is undefined")
+    if math.isinf(sigma2 + tau2): sigma2, tau2 = sigma2 / 2, tau2 / 2       # the sum overflows: halve both (exact)
     return sigma2 / (sigma2 + tau2)
+
+def _values(x, name:str)->np.ndarray:
+    "`x` (a number or an array of them) as finite float64 numpy values; an error naming `name` otherwise."
+    v = as_tensor(x, dtype=torch.float64, name=name).cpu().numpy()
+    if v.size == 0 or not np.isfinite(v).all(): raise ValueError(f"{name} is empty or has NaN or infinite entries; expected finite numbers")
+    return v
+
+def _weights(x, name:str)->np.ndarray:
+    "`x` (a weight or an array of weights) as float64 numpy values in [0, 1]; an error naming `name` otherwise."
+    v = _values(x, name)
+    if (v < 0).any() or (v > 1).any(): raise ValueError(f"{name} has entries in [{v.min():.3g}, {v.max():.3g}]; expected weights in [0, 1]")
+    return v
 
 def shrinkage_risk(beta,           # shrinkage weight(s) in [0, 1], scalar or array
                    sigma2:float,   # noise variance
                    tau2:float,     # spread around the cluster
                   ):
     r"Risk $(1-\beta)^2\sigma^2+\beta^2\tau^2$ of shrinking a noisy point towards its cluster (Lemma C.1, $(\star)$)."
-    return (1 - np.asarray(beta)) ** 2 * sigma2 + np.asarray(beta) ** 2 * tau2
+    beta = _weights(beta, 'beta'); check_scalar(sigma2, 'sigma2', low=0); check_scalar(tau2, 'tau2', low=0)
+    return (1 - beta) ** 2 * sigma2 + beta ** 2 * tau2
 
 # %% ../nbs/15_theory.ipynb #3ab2d870
 def smoothing_factor(alpha:float, # weight kept on a sample's own row, in [0, 1]
                      k:int,       # neighbours averaged
                     )->float:     # alpha^2 + (1 - alpha)^2 / k
     r"Variance factor $\alpha^2+(1-\alpha)^2/k$ of one smoothing step on independent noise (Thm. B.1)."
-    check_scalar(alpha, 'alpha', low=0, high=1); check_scalar(k, 'k', int, low=1)
+    check_scalar(alpha, 'alpha', low=0, high=1); check_int(k, 'k', low=1, high=MAX_LENGTH)
     return alpha**2 + (1 - alpha) ** 2 / k
 
 # %% ../nbs/15_theory.ipynb #37d85a29
@@ -113,37 +148,57 @@ def excess_risk(beta, alpha,      # fusion and smoothing weights (scalars or bro
                 k:int,            # neighbours of the smoothing graph
                ):
     r"Sec. 5.3's excess risk $\beta^2\tau^2+(1-\beta)^2\sigma^2+\eta^2[\alpha^2+(1-\alpha)^2/k]$."
-    beta, alpha = np.asarray(beta, dtype=float), np.asarray(alpha, dtype=float)
-    return beta**2 * tau2 + (1 - beta) ** 2 * sigma2 + eta2 * (alpha**2 + (1 - alpha) ** 2 / k)
+    beta, alpha = _weights(beta, 'beta'), _weights(alpha, 'alpha')
+    for v, nm in ((sigma2, 'sigma2'), (tau2, 'tau2'), (eta2, 'eta2')): check_scalar(v, nm, low=0)
+    risk = beta**2 * tau2 + (1 - beta) ** 2 * sigma2 + eta2 * (alpha**2 + (1 - alpha) ** 2 / check_int(k, 'k', low=1, high=MAX_LENGTH))
+    if not np.isfinite(risk).all(): raise ValueError("the risk overflows float64; expected smaller sigma2, tau2 and eta2")
+    return risk
 
 def recommended_defaults(sigma2:float, # gNoise variance sigma^2 (same units as tau2)
                          tau2:float,   # spread tau^2 of the clean samples around their cluster
                          k:int,        # neighbourhood size of the smoothing graph
                         )->tuple:      # (beta*, alpha*)
     r"Minimizers $(\beta^\star,\alpha^\star)=(\sigma^2/(\sigma^2+\tau^2),\,1/(1+k))$ of Sec. 5.3's risk model (see the caveats in the theory notebook)."
-    check_scalar(k, 'k', int, low=1)
+    k = check_int(k, 'k', low=1, high=MAX_LENGTH)
     return js_coefficient(sigma2, tau2), 1 / (1 + k)
 
 # %% ../nbs/15_theory.ipynb #630b70b1
+def _finite(v, names:str):
+    "`v` if all its entries are finite, else a `ValueError`: the result overflowed float64."
+    if not np.isfinite(v).all(): raise ValueError(f"the result overflows float64; expected smaller {names}")
+    return v
+
 def fpm_claimed_constants(theta,           # (m,) logits of one sample, no zero entry
                           temperature:float, lam:float,
                          )->tuple:         # (mu, L) claimed by App. F.1, Prop. 5.1
     r"App. F.1's claimed strong-convexity and smoothness constants $(\lambda\underline\theta^2/T^2,\ \lambda\overline\theta^2/T^2)$."
-    a = np.abs(np.asarray(theta, dtype=float))
-    return lam * a.min() ** 2 / temperature**2, lam * a.max() ** 2 / temperature**2
+    a = np.abs(_values(theta, 'theta'))
+    if a.ndim != 1: raise ValueError(f"theta has shape {a.shape}; expected (m,) logits of one sample")
+    T, lam = check_scalar(temperature, 'temperature', low=0, low_open=True), check_scalar(lam, 'lam', low=0)
+    try: T2 = T**2
+    except OverflowError: T2 = math.inf
+    if not 0 < T2 < math.inf: raise ValueError(f"temperature={T!r}: temperature**2 over- or underflows float64; expected a moderate temperature")
+    return _finite((lam * a.min() ** 2 / T2, lam * a.max() ** 2 / T2), 'theta or lam')
 
 # %% ../nbs/15_theory.ipynb #67f34362
+def _check_margin(sigma_mu, C, m)->tuple:
+    "The common arguments of the margin bounds, checked: sigma_mu real, C >= 0, m >= 1 classes."
+    return check_scalar(sigma_mu, 'sigma_mu'), check_scalar(C, 'C', low=0), check_int(m, 'm', low=1, high=MAX_LENGTH)
+
 def margin_lower_bound(sigma_mu:float, # mean logit gap of the true class
                        C:float,        # noise scale (C^2 / n_c is the logit variance)
                        m:int,          # number of classes
                        n_c:float,      # samples of the class
                       )->float:
     r"Lemma D.7's margin bound $\sigma_\mu-\sqrt{2C^2\ln m/n_c}$."
-    return sigma_mu - math.sqrt(2 * C**2 * math.log(m) / n_c)
+    (sigma_mu, C, m), n_c = _check_margin(sigma_mu, C, m), check_scalar(n_c, 'n_c', low=0, low_open=True)
+    try: return _finite(sigma_mu - math.sqrt(2 * C**2 * math.log(m) / n_c), 'C or larger n_c')
+    except OverflowError: raise ValueError(f"C={C!r}: C**2 overflows float64; expected a smaller C") from None
 
 def d7_failure_probability(m:int)->float:
     r"Exact $\mathbb P(\epsilon_c-\max_{j<m}\epsilon_j<-\sqrt{2\ln m})$ for i.i.d. standard normals: how often Lemma D.7's bound fails."
     from scipy import integrate
+    m = check_int(m, 'm', low=1, high=MAX_LENGTH)
     b = math.sqrt(2 * math.log(m))
     f = lambda e: norm.pdf(e) * -math.expm1((m - 1) * norm.logcdf(e + b))
     return integrate.quad(f, -12, 12, limit=200)[0]
@@ -154,14 +209,20 @@ def flip_union_bound(delta,        # clean margin(s) Delta
                      d:int,        # embedding dimension
                     ):
     r"Lemma D.8's bound $m\,\Phi(-\Delta\sqrt d/(\sqrt2\sigma))$ on the flip probability (capped at 1)."
-    return np.minimum(1.0, m * norm.cdf(-np.asarray(delta) * math.sqrt(d) / (math.sqrt(2) * sigma)))
+    delta, m = _values(delta, 'delta'), check_int(m, 'm', low=1, high=MAX_LENGTH)
+    sigma, d = check_scalar(sigma, 'sigma', low=0, low_open=True), check_int(d, 'd', low=1, high=MAX_LENGTH)
+    return _finite(np.minimum(1.0, m * norm.cdf(-delta * math.sqrt(d) / (math.sqrt(2) * sigma))), 'delta or larger sigma')
 
 def max_tolerable_noise(delta,     # clean margin(s) Delta
                         m:int, d:int,
-                        eps:float, # target flip probability
+                        eps:float, # target flip probability, in (0, 1] and below m / 2
                        ):
     r"Cor. D.9: $\sigma_{\max}=\Delta\sqrt d/(\sqrt2\,\Phi^{-1}(1-\varepsilon/m))$."
-    return np.asarray(delta) * math.sqrt(d) / (math.sqrt(2) * norm.ppf(1 - eps / m))
+    delta, m, d = _values(delta, 'delta'), check_int(m, 'm', low=1, high=MAX_LENGTH), check_int(d, 'd', low=1, high=MAX_LENGTH)
+    eps = check_scalar(eps, 'eps', low=0, high=1, low_open=True)
+    if eps / m >= 0.5: raise ValueError(f"eps={eps!r} with m={m}: m * Phi(-x) <= eps holds at every noise level; expected eps < m / 2")
+    z = norm.ppf(1 - eps / m) if 1 - eps / m < 1 else norm.isf(eps / m)    # 1 - eps/m rounds to 1 below float64's resolution
+    return _finite(delta * math.sqrt(d) / (math.sqrt(2) * z), 'delta')
 
 def tail_margin(sigma_mu:float, C:float, m:int,
                 n_h:float,              # samples of a head class
@@ -169,5 +230,9 @@ def tail_margin(sigma_mu:float, C:float, m:int,
                 as_in_paper:bool=False, # Eq. (D.8) as printed instead of Lemma D.7 with n_t
                )->float:
     r"Tail margin with $n_t=n_h/r$: Lemma D.7 gives $\sigma_\mu-C\sqrt{2r\ln m/n_h}$; `as_in_paper` gives Eq. (D.8)."
-    if as_in_paper: return sigma_mu - math.sqrt(2) * C * math.sqrt(math.log(m) / n_h) - C * math.sqrt(r / n_h)
+    sigma_mu, C, m = _check_margin(sigma_mu, C, m)
+    n_h, r = check_scalar(n_h, 'n_h', low=0, low_open=True), check_scalar(r, 'r', low=0, low_open=True)
+    if check_bool(as_in_paper, 'as_in_paper'):
+        return _finite(sigma_mu - math.sqrt(2) * C * math.sqrt(math.log(m) / n_h) - C * math.sqrt(r / n_h), 'C or r')
+    if n_h / r == 0: raise ValueError(f"n_h / r underflows to 0 (n_h={n_h!r}, r={r!r}); expected a smaller r")
     return margin_lower_bound(sigma_mu, C, m, n_h / r)

@@ -215,3 +215,132 @@ def test_chunked_names_the_rows_of_bad_X(beta, assignment, bad):
     with pytest.raises(ValueError) as info:
         G.geotter_chunked(Xb, Y, P, neighbors=NEIGHBOURS, centroids=CENTRES, assignment=z, beta=beta, chunk_rows=10)
     assert str(info.value).startswith('X holds NaN or infinite values in rows 0..9'), str(info.value)
+
+
+# the analysis modules (noise, theory, robustness, marginals, streaming, calibration, prompts, defaults): arguments the
+# matrix above does not reach, refused with a ValueError or TypeError that names them
+from geotter import noise as NZ, theory as TH, robustness as RB, marginals as MG, streaming as ST, calibration as CB, prompts as PR
+from geotter.defaults import defaults_on_task
+
+EST = NZ.estimate_noise(X, Y)
+CN, ZA = EST['per_cluster']['centroid_norm'], EST['assignment']
+RING = np.eye(12) - 0.5 * (np.roll(np.eye(12), 1, 1) + np.roll(np.eye(12), -1, 1))
+PLAN12 = np.full((12, 3), 1 / 36)
+YS = np.stack([Y, Y + 0.1])
+ANALYSIS = {
+    'cost_scale centroid_norm short': (lambda: NZ.cost_scale(X, Y, CN[:1], ZA), 'centroid_norm'),
+    'cost_scale centroid_norm NaN': (lambda: NZ.cost_scale(X, Y, np.full(len(CN), np.nan), ZA), 'centroid_norm'),
+    'cost_scale centroid_norm None': (lambda: NZ.cost_scale(X, Y, None, ZA), 'centroid_norm'),
+    'cost_scale assignment out of range': (lambda: NZ.cost_scale(X, Y, CN, np.full(N, 99)), 'assignment'),
+    'cost_scale assignment short': (lambda: NZ.cost_scale(X, Y, CN, ZA[:3]), 'assignment'),
+    'cost_scale assignment negative': (lambda: NZ.cost_scale(X, Y, CN, -np.ones(N, int)), 'assignment'),
+    'cost_scale assignment fractional': (lambda: NZ.cost_scale(X, Y, CN, ZA + 0.5), 'assignment'),
+    'noise_floor R 1e300': (lambda: NZ.noise_floor(X * 1e300), 'R'),
+    'anchored_fixed_point mu NaN': (lambda: TH.anchored_fixed_point(PLAN12, RING, float('nan')), 'mu'),
+    'anchored_fixed_point mu 1e308': (lambda: TH.anchored_fixed_point(PLAN12, RING, 1e308), 'mu'),
+    'anchored_fixed_point L of another size': (lambda: TH.anchored_fixed_point(PLAN12, RING[:5, :5], 0.5), 'L'),
+    'paper_tikhonov_minimizer L NaN': (lambda: TH.paper_tikhonov_minimizer(PLAN12, np.where(np.eye(12) > 0, np.nan, RING), 0.5), 'L'),
+    'paper_tikhonov_minimizer mu inf': (lambda: TH.paper_tikhonov_minimizer(PLAN12, RING, float('inf')), 'mu'),
+    'paper_tikhonov_objective T 1-D': (lambda: TH.paper_tikhonov_objective(PLAN12[0], PLAN12, RING, 0.5), 'T'),
+    'paper_tikhonov_objective plan empty': (lambda: TH.paper_tikhonov_objective(PLAN12, PLAN12[:0], RING, 0.5), 'plan'),
+    'cluster_bound_gap assignment out of range': (lambda: TH.cluster_bound_gap(X, Y, CENTRES, np.full(N, 99)), 'assignment'),
+    'cluster_bound_gap centroids 1-D': (lambda: TH.cluster_bound_gap(X, Y, CENTRES[0], np.zeros(N, int)), 'centroids'),
+    'cluster_bound_gap corrected None': (lambda: TH.cluster_bound_gap(X, Y, CENTRES, G.kmeans(X, 4)[1], corrected=None), 'corrected'),
+    'slerp x empty': (lambda: TH.slerp(X[:0], X[:5], 0.3), 'x'),
+    'slerp c NaN': (lambda: TH.slerp(X[:5], np.full((5, D), np.nan), 0.3), 'c'),
+    'slerp beta 2': (lambda: TH.slerp(X[:5], X[5:10], 2.0), 'beta'),
+    'shrinkage_risk beta NaN': (lambda: TH.shrinkage_risk(float('nan'), 1.0, 2.0), 'beta'),
+    'shrinkage_risk sigma2 negative': (lambda: TH.shrinkage_risk(0.3, -1.0, 2.0), 'sigma2'),
+    'smoothing_factor k 10**400': (lambda: TH.smoothing_factor(0.3, 10**400), 'k'),
+    'excess_risk eta2 NaN': (lambda: TH.excess_risk(0.3, 0.4, 1.0, 2.0, float('nan'), 5), 'eta2'),
+    'excess_risk k zero': (lambda: TH.excess_risk(0.3, 0.4, 1.0, 2.0, 0.5, 0), 'k'),
+    'excess_risk overflow': (lambda: TH.excess_risk(0.0, 1.0, 1e308, 1e308, 1e308, 5), 'sigma2'),
+    'fpm_claimed_constants temperature 1e308': (lambda: TH.fpm_claimed_constants([1.0, 2.0], 1e308, 1.0), 'temperature'),
+    'fpm_claimed_constants theta None': (lambda: TH.fpm_claimed_constants(None, 1.0, 1.0), 'theta'),
+    'margin_lower_bound n_c zero': (lambda: TH.margin_lower_bound(0.1, 1.0, 10, 0), 'n_c'),
+    'margin_lower_bound m NaN': (lambda: TH.margin_lower_bound(0.1, 1.0, float('nan'), 100), 'm'),
+    'margin_lower_bound C 1e308': (lambda: TH.margin_lower_bound(0.1, 1e308, 10, 100), 'C'),
+    'd7_failure_probability m 1.5': (lambda: TH.d7_failure_probability(1.5), 'm'),
+    'flip_union_bound sigma zero': (lambda: TH.flip_union_bound(0.1, 10, 0.0, 64), 'sigma'),
+    'flip_union_bound delta None': (lambda: TH.flip_union_bound(None, 10, 0.5, 64), 'delta'),
+    'max_tolerable_noise m zero': (lambda: TH.max_tolerable_noise(0.1, 0, 64, 0.05), 'm'),
+    'max_tolerable_noise eps NaN': (lambda: TH.max_tolerable_noise(0.1, 10, 64, float('nan')), 'eps'),
+    'max_tolerable_noise eps at m / 2': (lambda: TH.max_tolerable_noise(0.1, 1, 64, 0.5), 'eps'),
+    'tail_margin r zero': (lambda: TH.tail_margin(0.1, 1.0, 10, 100, 0), 'r'),
+    'tail_margin as_in_paper str': (lambda: TH.tail_margin(0.1, 1.0, 10, 100, 5, as_in_paper='no'), 'as_in_paper'),
+    'perturb task None': (lambda: RB.perturb(None, 'gnoise', 0.1), 'task'),
+    'mix_with_uniform prior None': (lambda: RB.mix_with_uniform(None, 0.3), 'prior'),
+    'dirichlet_prior prior scalar': (lambda: RB.dirichlet_prior(1.0, 10.0), 'prior'),
+    'dirichlet_prior floor NaN': (lambda: RB.dirichlet_prior(P, 10.0, floor=float('nan')), 'floor'),
+    'noise_unit strengths above 1': (lambda: RB.noise_unit(TASK, 'gnoise', 0.1, strengths=(2.0,), baselines=()), 'strengths'),
+    'batch_priors batch_prior negative': (lambda: MG.batch_priors(-P, P), 'batch_prior'),
+    'batch_priors global_prior of another length': (lambda: MG.batch_priors(P, [0.5, 0.5]), 'global_prior'),
+    'batch_priors tvs None': (lambda: MG.batch_priors(P, P, None), 'tvs'),
+    'robust_options reg NaN': (lambda: MG.robust_options(reg=float('nan')), 'reg'),
+    'robust_options rhos negative': (lambda: MG.robust_options(rhos=(-1.0,)), 'rho'),
+    'take idx out of range': (lambda: MG.take(TASK, [999]), 'idx'),
+    'take task None': (lambda: MG.take(None, [0]), 'task'),
+    'worst_mean x empty': (lambda: MG.worst_mean([]), 'x'),
+    'worst_mean frac inf': (lambda: MG.worst_mean([1.0, 2.0], float('inf')), 'frac'),
+    'geotter_labels parts None': (lambda: MG.geotter_labels(None, P), 'parts'),
+    'partial_unit task None': (lambda: MG.partial_unit(None, [], {}), 'task'),
+    'init_stream pseudo_count 1e308': (lambda: ST.init_stream(Y, pseudo_count=1e308), 'pseudo_count'),
+    'stream_predict temperature 1e308': (lambda: ST.stream_predict(X, Y, temperature=1e308), 'temperature'),
+    'stream_step state None': (lambda: ST.stream_step(None, X), 'state'),
+    'check_stream_options options None': (lambda: ST.check_stream_options(None), 'options'),
+    'update_centres centres 3-D': (lambda: ST.update_centres(CENTRES[None], np.ones(4), X, 4), 'centres'),
+    'update_centres counts None': (lambda: ST.update_centres(CENTRES, None, X, 4), 'counts'),
+    'c_transform reg zero': (lambda: ST.c_transform(torch.zeros(M), torch.tensor(-L), 0.0), 'reg'),
+    'average_potential weight negative': (lambda: ST.average_potential(torch.zeros(M), 1.0, torch.ones(M), -1.0), 'weight'),
+    'stream_on_task task None': (lambda: ST.stream_on_task(None), 'task'),
+    'posterior_models methods a string': (lambda: CB.posterior_models(TASK, 'zs'), 'methods'),
+    'fit_temperature model None': (lambda: CB.fit_temperature(None, LABELS), 'model'),
+    'fit_temperature rows out of range': (lambda: CB.fit_temperature(CB.posterior_model('zs', TASK), LABELS, [999]), 'rows'),
+    'fit_temperature labels short': (lambda: CB.fit_temperature(CB.posterior_model('zs', TASK), LABELS[1:]), 'labels'),
+    'fit_temperature bounds reversed': (lambda: CB.fit_temperature(CB.posterior_model('zs', TASK), LABELS, bounds=(5.0, 1.0)), 'bounds'),
+    'template_scores X None': (lambda: PR.template_scores(None, YS), 'X'),
+    'template_scores Ys empty': (lambda: PR.template_scores(X, YS[:0]), 'Ys'),
+    'template_weights Ys 2-D': (lambda: PR.template_weights(X, Y, 'uniform'), 'Ys'),
+    'prompt_variants templates None': (lambda: PR.prompt_variants(X, YS, None), 'templates'),
+    'prompt_variants rules unknown': (lambda: PR.prompt_variants(X, YS, ['a {}', 'b {}'], rules=['x']), 'rules'),
+    'prompt_eval task None': (lambda: PR.prompt_eval(None, YS, ['a {}', 'b {}']), 'task'),
+    'defaults_on_task task None': (lambda: defaults_on_task(None), 'task'),
+}
+
+@pytest.mark.parametrize('name', list(ANALYSIS))
+def test_analysis_argument_is_refused_by_name(name):
+    call, arg = ANALYSIS[name]
+    with pytest.raises((ValueError, TypeError)) as info: call()
+    assert arg in str(info.value), f"{name}: {type(info.value).__name__}: {info.value}"
+
+
+# valid edge inputs of the same modules: each returns finite numbers
+EDGES = {
+    'cost_scale whole-valued float assignment': lambda: NZ.cost_scale(X, Y, CN, np.asarray(ZA, dtype=float)),
+    'noise_floor R 1e-300': lambda: NZ.noise_floor(X * 1e-300),
+    'smoothing_factor numpy k': lambda: TH.smoothing_factor(0.3, np.int64(4)),
+    'recommended_defaults numpy k': lambda: TH.recommended_defaults(1.0, 2.0, np.int32(3)),
+    'shrinkage_risk tensor beta': lambda: TH.shrinkage_risk(torch.tensor([0.1, 0.2], requires_grad=True), 1.0, 2.0),
+    'flip_union_bound tensor delta': lambda: TH.flip_union_bound(torch.tensor([0.1], requires_grad=True), 10, 0.5, 64),
+    'prior_at_tv the largest tv': lambda: MG.prior_at_tv([0.4, 0.3, 0.2, 0.1], 0.9),
+    'batch_priors tensor priors': lambda: MG.batch_priors(torch.tensor(P, requires_grad=True), torch.tensor(P)),
+    'worst_mean tensor': lambda: MG.worst_mean(torch.tensor([1.0, 2.0], requires_grad=True)),
+}
+
+def _finite(v):
+    if isinstance(v, str): return True
+    if isinstance(v, dict): return all(_finite(x) for x in v.values())
+    if isinstance(v, (list, tuple)): return all(_finite(x) for x in v)
+    return bool(np.isfinite(np.asarray(v.detach() if torch.is_tensor(v) else v, dtype=float)).all())
+
+@pytest.mark.parametrize('name', list(EDGES))
+def test_analysis_edge_input_gives_finite_result(name):
+    assert _finite(EDGES[name]()), name
+
+def test_shrinkage_weight_of_huge_variances():
+    "The James–Stein weight of two equal variances is 1/2, even when their sum overflows."
+    assert TH.js_coefficient(1e308, 1e308) == 0.5
+
+def test_tolerable_noise_of_a_tiny_flip_probability():
+    "Cor. D.9 at a flip probability below float64's resolution of 1 - eps/m: a positive noise level, not 0."
+    assert 0 < TH.max_tolerable_noise(0.1, 10, 64, 1e-300) < TH.max_tolerable_noise(0.1, 10, 64, 1e-10)
