@@ -261,6 +261,8 @@ def task_summary(task)->str:
 # %% ../nbs/26_cli.ipynb #56d6f8a7
 def plot_results(results, path=None):
     "Seaborn bar chart of accuracy and balanced accuracy by method and task; saved to `path` if given."
+    from geotter.core import check_frame
+    check_frame(results, 'results', ('task', 'method', 'accuracy', 'balanced_accuracy'), 'the rows of `run_benchmark`')
     import matplotlib.pyplot as plt; import seaborn as sns
     from geotter.experiments import COLUMN_LABELS
     long = results.assign(method=results.method.map(lambda m: COLUMN_LABELS.get(m, m))).melt(
@@ -274,8 +276,11 @@ def plot_results(results, path=None):
 
 # %% ../nbs/26_cli.ipynb #cbe9ea66
 def demo_tables(results, methods=None)->str:
-    "Accuracy and balanced accuracy (%), tasks × methods, as Markdown tables."
+    "Accuracy and balanced accuracy (%), tasks × methods (None: those of `results`, in their order), as Markdown tables."
+    from geotter.core import check_frame
+    check_frame(results, 'results', ('task', 'method', 'accuracy', 'balanced_accuracy'), 'the rows of `run_benchmark`')
     from geotter.experiments import table1
+    methods = list(dict.fromkeys(results.method)) if methods is None else methods
     return '\n\n'.join(f"{title}\n\n{table1(results, metric, methods).round(2).to_markdown()}" for metric, title in
                         [('accuracy', 'Accuracy (%)'), ('balanced_accuracy', 'Balanced accuracy (%)')])
 

@@ -18,7 +18,7 @@ __all__ = ['Array', 'CLIP_TEMPERATURE', 'MAX_LENGTH', 'PROGRESS_WORK', 'InputTyp
            'check_choice', 'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity',
            'zero_shot_logits', 'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy',
            'balanced_accuracy', 'check_labels', 'class_prior', 'check_random_state', 'check_progress', 'show_progress',
-           'progress_bar', 'advance_bar', 'Task', 'check_task']
+           'progress_bar', 'advance_bar', 'Task', 'check_task', 'check_frame']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -402,3 +402,57 @@ def check_task(task, name:str='task')->Task:
     "`task` if it is a `Task`; `InputTypeError` naming `name` otherwise."
     if not isinstance(task, Task): raise InputTypeError(f"{name} is a {type(task).__name__}; expected a geotter.Task (e.g. Task(name, labels, X=X, Y=Y))")
     return task
+
+# %% ../nbs/00_core.ipynb #4983c242
+def check_frame(df,                   # the argument to check
+                name:str,             # its name, used in error messages
+                columns=(),           # column labels `df` must hold
+                source:str='a table of results', # what produces such a frame, e.g. "the rows of `noise_sweep`"
+               ):
+    """`df` itself if it is a non-empty pandas DataFrame holding every label of `columns`; an error naming `name` otherwise.
+
+    Parameters
+    ----------
+    df : object
+        The argument to check.
+    name : str
+        The argument's name, used in error messages.
+    columns : iterable of hashable, optional
+        Column labels `df` must hold. For columns with several levels, labels of the innermost level.
+    source : str, optional
+        What produces such a frame (e.g. "the rows of `noise_sweep`"), used in error messages.
+
+    Returns
+    -------
+    df : pandas.DataFrame
+        `df` itself, not a copy.
+
+    Raises
+    ------
+    InputTypeError
+        If `df` is not a pandas DataFrame.
+    ValueError
+        If `df` has no rows or no columns, or lacks some of `columns` (all of them are listed).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({'task': ['a'], 'accuracy': [90.0]})
+    >>> check_frame(df, 'results', ['task', 'accuracy']) is df
+    True
+    >>> check_frame(df, 'results', ['task', 'method'], 'the rows of `run_benchmark`')
+    Traceback (most recent call last):
+    ...
+    ValueError: results lacks the column 'method'; expected the rows of `run_benchmark`
+    """
+    import pandas as pd
+    if not isinstance(df, pd.DataFrame):
+        got = 'None' if df is None else f'a {type(df).__name__}'
+        raise InputTypeError(f"{name} is {got}; expected a pandas DataFrame ({source})")
+    if df.empty: raise ValueError(f"{name} is an empty DataFrame ({df.shape[0]} rows, {df.shape[1]} columns); expected {source}")
+    have = set(df.columns.get_level_values(-1))
+    missing = list(dict.fromkeys(c for c in columns if c not in have))
+    if missing:
+        raise ValueError(f"{name} lacks the column{'s' * (len(missing) > 1)} {', '.join(map(repr, missing))}; expected {source}")
+    return df
+

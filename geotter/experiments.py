@@ -272,6 +272,7 @@ def table1(results:pd.DataFrame,        # rows of `run_benchmark` (or of `lodo_r
            methods=TABLE1_METHODS,      # columns, in this order
           )->pd.DataFrame:              # tasks × method labels, mean over seeds
     "The paper's Table 1 layout: one row per task, one column per method, the metric averaged over seeds."
+    check_frame(results, 'results', ('task', 'method', metric), 'the rows of `run_benchmark` or `lodo_results`')
     r = results[results.method.isin(methods)]
     if 'options' in r and (r.groupby(['task', 'method', 'seed']).options.nunique() > 1).any():
         raise ValueError("results hold several option sets for one (task, method, seed); select one before tabulating")
@@ -296,6 +297,7 @@ def format_table(tab:pd.DataFrame,      # numeric table, e.g. from `table1`
                  caption:str|None=None, label:str|None=None, # LaTeX caption and label
                 )->str:
     "Markdown or LaTeX rendering of a numeric table with each row's best entry in bold."
+    check_frame(tab, 'tab', source="a numeric table such as `table1`'s")
     if fmt == 'markdown': return _cells(tab, digits, '**{}**').to_markdown()
     if fmt != 'latex': raise ValueError(f"fmt={fmt!r}; expected 'markdown' or 'latex'")
     cells = _cells(tab, digits, r'\textbf{{{}}}')
@@ -316,6 +318,7 @@ def backbone_tables(results:pd.DataFrame, # benchmark/LODO rows with 'dataset' a
                     by:str='task',      # rows: 'task' (default; a subsample is not averaged with its full task) or 'dataset'
                    )->dict:             # backbone -> (rows × columns) table
     "Appendix C.1 layout: one table per backbone, tasks (or datasets) as rows."
+    check_frame(results, 'results', ('method', 'backbone', by, metric), 'the rows of `run_benchmark` or `lodo_results`')
     r = results[results.method.isin(list(columns))]
     out = {}
     for bb, g in r.groupby('backbone', sort=False):
@@ -330,6 +333,7 @@ def gains(tab:pd.DataFrame,             # a Table 1 (tasks × columns)
           against=('ZS', 'OTTER'),      # reference columns
          )->pd.DataFrame:               # one row per reference: median/mean gain (points), wins, ties, losses
     "Per-task gains of column `ours` over each reference column: median, mean, min, max, wins/ties/losses."
+    check_frame(tab, 'tab', (ours, *against), 'a table of `table1`')
     rows = []
     for ref in against:
         d = (tab[ours] - tab[ref]).dropna()
@@ -443,6 +447,8 @@ def _grid_frame(f, keys, seeds, tasks, groups):
     return f.assign(group=f.task.map(g))
 
 # %% ../nbs/19_experiments.ipynb #0a6969a0
+_GRID_COLUMNS = ('beta', 'k', 'alpha', 'steps')   # a grid configuration, in `grid_scores` rows
+
 def _in_grid(scores, betas, ks, alphas, steps):
     return scores[scores.beta.isin(betas) & scores.k.isin(ks) & scores.alpha.isin(alphas) & scores.steps.isin(steps)]
 
@@ -453,6 +459,7 @@ def lodo_select(scores:pd.DataFrame,    # `grid_scores` output (with a 'group' c
                 betas=GRID_BETA, ks=GRID_K, alphas=GRID_ALPHA,
                )->dict:                 # beta, k, alpha, steps, score (mean accuracy on the other groups), n_tasks
     "The grid configuration with the best mean accuracy over the tasks outside the held-out task's group."
+    check_frame(scores, 'scores', ('task', 'group', *_GRID_COLUMNS, 'accuracy'), 'the rows of `grid_scores`')
     groups = scores.drop_duplicates('task').set_index('task').group
     if held_out not in groups: raise ValueError(f"held_out={held_out!r} is not in the score table; expected one of {list(groups.index)}")
     s = _in_grid(scores, betas, ks, alphas, steps)
@@ -470,6 +477,7 @@ def lodo(scores:pd.DataFrame,           # `grid_scores` output
          **grid,                        # betas, ks, alphas (default: the 48-point grid)
         )->pd.DataFrame:                # per held-out task and method: the selected configuration and its scores
     "Leave-one-dataset-out: select on the other groups, apply unchanged to each held-out task (GeoTTER and Multi-GeoTTER)."
+    check_frame(scores, 'scores', ('task', 'group', *_GRID_COLUMNS, 'accuracy', 'balanced_accuracy'), 'the rows of `grid_scores`')
     rows = []
     for task in dict.fromkeys(scores.task):
         for method, steps in (('geotter', (1,)), ('multi-geotter', tuple(multi_steps))):
@@ -487,6 +495,8 @@ def lodo_results(lodo_table:pd.DataFrame, # `lodo` output
                  tasks:list,            # the Task objects (for dataset and backbone)
                 )->pd.DataFrame:        # benchmark-style rows (one per task, method, seed)
     "LODO results as `run_benchmark` rows, so that `table1` and `backbone_tables` can show them."
+    check_frame(lodo_table, 'lodo_table', ('task', 'method', 'sel_beta', 'sel_k', 'sel_alpha', 'sel_steps'), 'the table of `lodo`')
+    check_frame(scores, 'scores', ('task', *_GRID_COLUMNS, 'seed', 'accuracy', 'balanced_accuracy'), 'the rows of `grid_scores`')
     info = {t.name: (task_dataset(t), task_backbone(t), len(t.labels), t.n_classes) for t in tasks}
     out = []
     for r in lodo_table.itertuples():
@@ -514,6 +524,8 @@ def cfgs_ablation(scores:pd.DataFrame,  # `grid_scores` output, including beta=c
                   metric:str='accuracy',# or 'balanced_accuracy'
                  )->pd.DataFrame:       # tasks × (Baseline, +CF, +GS, +CF+GS), the metric (%)
     "CF/GS on/off ablation at each task's LODO-selected configuration (App. C.2.1)."
+    check_frame(scores, 'scores', ('task', *_GRID_COLUMNS, metric), 'the rows of `grid_scores`')
+    check_frame(lodo_table, 'lodo_table', ('task', 'method', 'sel_beta', 'sel_k', 'sel_alpha'), 'the table of `lodo`')
     rows = []
     for r in lodo_table[lodo_table.method == 'geotter'].itertuples():
         b = r.sel_beta if r.sel_beta > 0 else cf_beta
@@ -529,6 +541,7 @@ def plot_sweeps(scores:pd.DataFrame,    # `grid_scores` output
                 **grid,                 # betas, ks, alphas (default: the 48-point grid)
                ):
     "Accuracy vs beta, k and alpha over the LODO grid: runs as dots, mean ±1 std as line and band (App. C.2.2)."
+    check_frame(scores, 'scores', ('task', *_GRID_COLUMNS, 'accuracy'), 'the rows of `grid_scores`')
     import matplotlib.pyplot as plt, seaborn as sns
     g = dict(betas=GRID_BETA, ks=GRID_K, alphas=GRID_ALPHA) | grid
     s = _in_grid(scores, g['betas'], g['ks'], g['alphas'], (1,))
@@ -553,6 +566,8 @@ def plot_iterations(scores:pd.DataFrame, # `grid_scores` output with steps 1..5
                     path=None,
                    ):
     "Multi-GeoTTER accuracy vs propagation steps L, mean ±1 std over k and seeds at each task's beta*, alpha* (App. C.2.3)."
+    check_frame(scores, 'scores', ('task', 'beta', 'alpha', 'steps', 'accuracy'), 'the rows of `grid_scores`')
+    check_frame(lodo_table, 'lodo_table', ('task', 'method', 'sel_beta', 'sel_alpha'), 'the table of `lodo`')
     import matplotlib.pyplot as plt, seaborn as sns
     sel = lodo_table[lodo_table.method == 'geotter'].set_index('task')
     parts = [scores[(scores.task == t) & np.isclose(scores.beta, r.sel_beta) & np.isclose(scores.alpha, r.sel_alpha) &

@@ -223,18 +223,21 @@ def summarize(df:pd.DataFrame,           # `partial_eval` rows
               frac:float=0.1,
              )->pd.DataFrame:            # mean, worst-10% accuracy (in %), batches, mean TV of the prior used
     "Mean and worst-`frac` accuracy over batches, per group (`level`: the nominal TV error, -1 for the global prior)."
-    if 'level' in by and 'level' not in df:
+    derive = 'level' in by and 'level' not in getattr(df, 'columns', ())   # the level from the prior and its TV
+    check_frame(df, 'df', ('accuracy', 'tv', *('prior' if derive and c == 'level' else c for c in by)), 'the rows of `partial_eval`')
+    if derive:
         df = df.assign(level=np.where(df.prior == 'global', -1.0, df.tv.round(6)))
     g = df.groupby(list(by), sort=False)
     return pd.DataFrame({'mean': 100 * g.accuracy.mean(), 'worst10': 100 * g.accuracy.apply(worst_mean, frac=frac),
                          'batches': g.size(), 'tv': g.tv.mean()})
 
 # %% ../nbs/21_marginals.ipynb #ebb3d207
-def plot_tv_curve(summary:pd.DataFrame,  # `summarize(df, by=('task', 'bucket', 'prior', 'tv_bin', 'method'))`-like: needs tv, mean
+def plot_tv_curve(summary:pd.DataFrame,  # `summarize(df).reset_index()`: bucket, prior, level, method, mean, tv
                   methods:list,           # methods to draw
                   path=None,
                  ):
     "Accuracy (mean over tasks) against the TV error of the supplied prior, one panel per bucket."
+    check_frame(summary, 'summary', ('bucket', 'prior', 'level', 'method', 'mean', 'tv'), 'the `summarize` table, its index reset')
     import matplotlib.pyplot as plt
     buckets = list(dict.fromkeys(summary.bucket))
     fig, axes = plt.subplots(1, len(buckets), figsize=(3.6 * len(buckets), 3.2), squeeze=False, sharey=False)
@@ -258,6 +261,7 @@ def plot_tv_curve(summary:pd.DataFrame,  # `summarize(df, by=('task', 'bucket', 
 def plot_buckets(table:pd.DataFrame,     # index method, columns (bucket, 'mean'/'worst10'), values accuracy
                  title:str='', path=None):
     "Mean and worst-10% accuracy per batch-class-count bucket, one bar per method."
+    check_frame(table, 'table', ('mean', 'worst10'), 'a methods × (bucket, statistic) table of `summarize` means')
     import matplotlib.pyplot as plt
     buckets = list(dict.fromkeys(table.columns.get_level_values(0)))
     fig, axes = plt.subplots(1, len(buckets), figsize=(3.6 * len(buckets), 3.2), squeeze=False)

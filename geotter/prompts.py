@@ -142,6 +142,7 @@ def prompt_table(results:pd.DataFrame,  # `prompt_eval` rows (one task)
                  metric:str='accuracy',
                 )->pd.DataFrame:        # variants × methods, mean over seeds, plus 'single: mean' and 'single: best (oracle)'
     "Accuracy per template variant and method, with the mean and the (label-chosen) best single template."
+    check_frame(results, 'results', ('variant', 'method', metric), 'the rows of `prompt_eval`')
     w = results.groupby(['variant', 'method'])[metric].mean().unstack()
     w = w.reindex(index=list(dict.fromkeys(results.variant)), columns=list(dict.fromkeys(results.method)))
     single = w.loc[[v for v in w.index if not v.startswith('ensemble')]]
@@ -153,6 +154,7 @@ def plot_prompts(results:pd.DataFrame,  # `prompt_eval` rows, any number of task
                  path=None,
                 ):                      # the figure
     "Accuracy per template variant (bars: methods), one panel per task; GeoTTER bars are means over seeds."
+    check_frame(results, 'results', ('task', 'variant', 'method', 'accuracy'), 'the rows of `prompt_eval`')
     import matplotlib.pyplot as plt
     tasks = list(dict.fromkeys(results.task))
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)

@@ -118,6 +118,7 @@ def plot_noise(df:pd.DataFrame,         # `noise_sweep` rows (one or both kinds)
                path=None,
               ):
     "ZS, OTTER, the peers and GeoTTER against gNoise/lNoise level, one panel per CF/GS strength (App. C.3)."
+    check_frame(df, 'df', ('task', 'kind', 'level', 'method', 'strength', metric), 'the rows of `noise_sweep`')
     import matplotlib.pyplot as plt, seaborn as sns
     d = df[df.task == task]
     kinds, strengths = [k for k in NOISE_KINDS if k in set(d.kind)], sorted(d.strength.dropna().unique())
@@ -200,6 +201,7 @@ def plot_prior_sensitivity(df:pd.DataFrame, # `prior_sensitivity` rows
                            path=None,
                           ):
     "Accuracy of OTTER and GeoTTER against the TV error of the prior they were given, one panel per task."
+    check_frame(df, 'df', ('task', 'kind', 'tv', 'method', metric), 'the rows of `prior_sensitivity`')
     import matplotlib.pyplot as plt, seaborn as sns
     tasks = list(dict.fromkeys(df.task))
     ncol = min(4, len(tasks)); nrow = -(-len(tasks) // ncol)
@@ -246,6 +248,7 @@ def run_noise(tasks=('wordnet-sample', 'synthetic'), # task names or Task object
 # %% ../nbs/20_robustness.ipynb #8ce7acdb
 def noise_gap(df:pd.DataFrame, metric:str='balanced_accuracy')->pd.DataFrame:
     "GeoTTER − OTTER (points, mean over seeds) per task, noise kind, level and strength."
+    check_frame(df, 'df', ('task', 'kind', 'level', 'method', 'strength', metric), 'the rows of `noise_sweep`')
     m = df.groupby(['task', 'kind', 'level', 'method', 'strength'], dropna=False)[metric].mean().reset_index()
     ot = m[m.method == 'otter'].set_index(['task', 'kind', 'level'])[metric]
     g = m[m.method == 'geotter'].set_index(['task', 'kind', 'level', 'strength'])[metric]

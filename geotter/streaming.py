@@ -401,6 +401,7 @@ def streaming_table(df:pd.DataFrame,      # rows of `run_streaming`
                     value:str='accuracy', # 'accuracy', 'worst10' or 'seconds'
                    )->pd.DataFrame:       # (task, prior_mode, method) x batch size, mean over seeds
     "Mean over seeds of `value` per task, prior mode, method and batch size."
+    check_frame(df, 'df', ('task', 'prior_mode', 'method', 'batch_size', value), 'the rows of `run_streaming`')
     d = df.copy(); d['batch_size'] = d.batch_size.astype(str)
     order = sorted((b for b in set(d.batch_size) if b != 'full'), key=int) + (['full'] if 'full' in set(d.batch_size) else [])
     tab = d.pivot_table(index=['task', 'prior_mode', 'method'], columns='batch_size', values=value, aggfunc='mean', sort=False)
@@ -454,6 +455,7 @@ def plot_streaming(df:pd.DataFrame,       # rows of `run_streaming`
                    path=None,
                   ):
     "Accuracy against batch size, one panel per task: streaming GeoTTER, per-batch OTTER, full-batch references."
+    check_frame(df, 'df', ('task', 'prior_mode', 'method', 'batch_size', 'accuracy'), 'the rows of `run_streaming`')
     import matplotlib.pyplot as plt
     d = df[df.prior_mode == prior_mode].copy(); d['batch_size'] = d.batch_size.astype(str)
     tasks = list(dict.fromkeys(d.task)); ncol = min(3, len(tasks)); nrow = -(-len(tasks) // ncol)

@@ -344,3 +344,56 @@ def test_shrinkage_weight_of_huge_variances():
 def test_tolerable_noise_of_a_tiny_flip_probability():
     "Cor. D.9 at a flip probability below float64's resolution of 1 - eps/m: a positive noise level, not 0."
     assert 0 < TH.max_tolerable_noise(0.1, 10, 64, 1e-300) < TH.max_tolerable_noise(0.1, 10, 64, 1e-10)
+
+
+# the functions that tabulate or plot result tables: None, a string, an empty frame and a frame without the columns
+# they read are refused by the argument's name (and a missing column by its name), before any figure is drawn
+from geotter import experiments as EX, cli as CLI
+
+SCORES = pd.DataFrame(dict(task=['a', 'b'], group=['A', 'B'], beta=0.0, k=0, alpha=1.0, steps=0, seed=0,
+                           accuracy=[50.0, 60.0], balanced_accuracy=[40.0, 55.0]))          # `grid_scores`-like rows
+LODO = pd.DataFrame(dict(task=['a'], method=['geotter'], sel_beta=[0.0], sel_k=[0], sel_alpha=[1.0], sel_steps=[0]))
+
+# name: (call on the frame, the argument's name, a column it needs; None: any non-empty frame will do)
+FRAMES = {
+    'table1': (EX.table1, 'results', 'method'),
+    'format_table': (EX.format_table, 'tab', None),
+    'backbone_tables': (EX.backbone_tables, 'results', 'backbone'),
+    'gains': (EX.gains, 'tab', 'GeoTTER w/ LR'),
+    'lodo_select': (lambda df: EX.lodo_select(df, 'a'), 'scores', 'group'),
+    'lodo': (EX.lodo, 'scores', 'group'),
+    'lodo_results lodo_table': (lambda df: EX.lodo_results(df, SCORES, []), 'lodo_table', 'sel_beta'),
+    'lodo_results scores': (lambda df: EX.lodo_results(LODO, df, []), 'scores', 'beta'),
+    'cfgs_ablation scores': (lambda df: EX.cfgs_ablation(df, LODO), 'scores', 'beta'),
+    'cfgs_ablation lodo_table': (lambda df: EX.cfgs_ablation(SCORES, df), 'lodo_table', 'sel_beta'),
+    'plot_sweeps': (EX.plot_sweeps, 'scores', 'beta'),
+    'plot_iterations scores': (lambda df: EX.plot_iterations(df, LODO), 'scores', 'alpha'),
+    'plot_iterations lodo_table': (lambda df: EX.plot_iterations(SCORES, df), 'lodo_table', 'sel_beta'),
+    'summarize': (MG.summarize, 'df', 'accuracy'),
+    'plot_tv_curve': (lambda df: MG.plot_tv_curve(df, ['geotter']), 'summary', 'bucket'),
+    'plot_buckets': (MG.plot_buckets, 'table', 'worst10'),
+    'prompt_table': (PR.prompt_table, 'results', 'variant'),
+    'plot_prompts': (PR.plot_prompts, 'results', 'variant'),
+    'plot_noise': (lambda df: RB.plot_noise(df, 't'), 'df', 'strength'),
+    'plot_prior_sensitivity': (RB.plot_prior_sensitivity, 'df', 'tv'),
+    'noise_gap': (RB.noise_gap, 'df', 'level'),
+    'streaming_table': (ST.streaming_table, 'df', 'batch_size'),
+    'plot_streaming': (ST.plot_streaming, 'df', 'prior_mode'),
+    'demo_tables': (lambda df: CLI.demo_tables(df, ['zs']), 'results', 'balanced_accuracy'),
+    'plot_results': (CLI.plot_results, 'results', 'balanced_accuracy'),
+}
+BAD_FRAMES = {'None': None, 'str': 'results.csv', 'empty': pd.DataFrame(), 'no rows': SCORES.iloc[:0],
+              'missing columns': pd.DataFrame({'a': [1.0]})}
+
+def frame_cases():
+    for name, (_, _, column) in FRAMES.items():
+        for case in BAD_FRAMES:
+            if not (case == 'missing columns' and column is None): yield pytest.param(name, case, id=f'{name}-{case}')
+
+@pytest.mark.parametrize('name, case', list(frame_cases()))
+def test_bad_results_table_is_refused_by_name(name, case):
+    call, arg, column = FRAMES[name]
+    with pytest.raises((ValueError, TypeError)) as info: call(BAD_FRAMES[case])
+    msg = str(info.value)
+    assert msg.startswith(f'{arg} '), f"{name}: {type(info.value).__name__}: {msg}"
+    if case == 'missing columns': assert repr(column) in msg, f"{name}: {msg}"
