@@ -518,6 +518,12 @@ def _pick(scores, task, beta, k, alpha, steps, metric='accuracy'):
     return hit[metric].mean()
 
 # %% ../nbs/19_experiments.ipynb #fdce6620
+def _geotter_rows(lodo_table:pd.DataFrame)->pd.DataFrame:
+    "GeoTTER's rows of a `lodo` table (its selected beta*, k*, alpha*); a `ValueError` if it has none."
+    sel = lodo_table[lodo_table.method == 'geotter']
+    if sel.empty: raise ValueError(f"lodo_table has no 'geotter' rows (methods {sorted(set(lodo_table.method))}); expected the table of `lodo` with GeoTTER's selection")
+    return sel
+
 def cfgs_ablation(scores:pd.DataFrame,  # `grid_scores` output, including beta=cf_beta if some beta* is 0
                   lodo_table:pd.DataFrame, # `lodo` output (GeoTTER rows give beta*, k*, alpha*)
                   cf_beta:float=0.4,    # beta used for +CF when the selected beta is 0 (App. C.2.1)
@@ -527,7 +533,7 @@ def cfgs_ablation(scores:pd.DataFrame,  # `grid_scores` output, including beta=c
     check_frame(scores, 'scores', ('task', *_GRID_COLUMNS, metric), 'the rows of `grid_scores`')
     check_frame(lodo_table, 'lodo_table', ('task', 'method', 'sel_beta', 'sel_k', 'sel_alpha'), 'the table of `lodo`')
     rows = []
-    for r in lodo_table[lodo_table.method == 'geotter'].itertuples():
+    for r in _geotter_rows(lodo_table).itertuples():
         b = r.sel_beta if r.sel_beta > 0 else cf_beta
         pick = lambda beta, k, alpha, steps: _pick(scores, r.task, beta, k, alpha, steps, metric)
         rows.append({'task': r.task, 'Baseline': pick(0.0, 0, 1.0, 0), '+CF': pick(b, 0, 1.0, 0), '+GS': pick(0.0, r.sel_k, r.sel_alpha, 1),
@@ -569,7 +575,7 @@ def plot_iterations(scores:pd.DataFrame, # `grid_scores` output with steps 1..5
     check_frame(scores, 'scores', ('task', 'beta', 'alpha', 'steps', 'accuracy'), 'the rows of `grid_scores`')
     check_frame(lodo_table, 'lodo_table', ('task', 'method', 'sel_beta', 'sel_alpha'), 'the table of `lodo`')
     import matplotlib.pyplot as plt, seaborn as sns
-    sel = lodo_table[lodo_table.method == 'geotter'].set_index('task')
+    sel = _geotter_rows(lodo_table).set_index('task')
     parts = [scores[(scores.task == t) & np.isclose(scores.beta, r.sel_beta) & np.isclose(scores.alpha, r.sel_alpha) &
                     (scores.steps >= 1)] for t, r in sel.iterrows()]
     d = pd.concat(parts)

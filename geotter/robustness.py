@@ -119,6 +119,7 @@ def plot_noise(df:pd.DataFrame,         # `noise_sweep` rows (one or both kinds)
               ):
     "ZS, OTTER, the peers and GeoTTER against gNoise/lNoise level, one panel per CF/GS strength (App. C.3)."
     check_frame(df, 'df', ('task', 'kind', 'level', 'method', 'strength', metric), 'the rows of `noise_sweep`')
+    check_choice(task, 'task', list(dict.fromkeys(df.task)))
     import matplotlib.pyplot as plt, seaborn as sns
     d = df[df.task == task]
     kinds, strengths = [k for k in NOISE_KINDS if k in set(d.kind)], sorted(d.strength.dropna().unique())

@@ -456,6 +456,7 @@ def plot_streaming(df:pd.DataFrame,       # rows of `run_streaming`
                   ):
     "Accuracy against batch size, one panel per task: streaming GeoTTER, per-batch OTTER, full-batch references."
     check_frame(df, 'df', ('task', 'prior_mode', 'method', 'batch_size', 'accuracy'), 'the rows of `run_streaming`')
+    check_choice(prior_mode, 'prior_mode', list(dict.fromkeys(df.prior_mode)))
     import matplotlib.pyplot as plt
     d = df[df.prior_mode == prior_mode].copy(); d['batch_size'] = d.batch_size.astype(str)
     tasks = list(dict.fromkeys(d.task)); ncol = min(3, len(tasks)); nrow = -(-len(tasks) // ncol)

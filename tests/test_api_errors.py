@@ -397,3 +397,19 @@ def test_bad_results_table_is_refused_by_name(name, case):
     msg = str(info.value)
     assert msg.startswith(f'{arg} '), f"{name}: {type(info.value).__name__}: {msg}"
     if case == 'missing columns': assert repr(column) in msg, f"{name}: {msg}"
+
+NOISE_ROWS = pd.DataFrame(dict(task='a', kind='gnoise', level=[0.0, 0.1], method='otter', strength=np.nan, seed=0,
+                               balanced_accuracy=[50.0, 45.0]))                                  # `noise_sweep`-like rows
+STREAM_ROWS = pd.DataFrame(dict(task='a', prior_mode='known', method='otter', batch_size=[64, 256], accuracy=[50.0, 55.0]))
+OTTER_ONLY = LODO.assign(method='otter')
+
+@pytest.mark.parametrize('call, arg', [
+    (lambda: RB.plot_noise(NOISE_ROWS, 'nosuch-task'), 'task'),
+    (lambda: ST.plot_streaming(STREAM_ROWS, 'estimated'), 'prior_mode'),
+    (lambda: EX.cfgs_ablation(SCORES, OTTER_ONLY), 'lodo_table'),
+    (lambda: EX.plot_iterations(SCORES, OTTER_ONLY), 'lodo_table'),
+], ids=['plot_noise task', 'plot_streaming prior_mode', 'cfgs_ablation no geotter rows', 'plot_iterations no geotter rows'])
+def test_a_selection_absent_from_the_table_is_refused_by_name(call, arg):
+    "A task, prior mode or method the table does not hold: the argument named (not pandas' or matplotlib's error on nothing)."
+    with pytest.raises(ValueError) as info: call()
+    assert str(info.value).startswith(f'{arg}'), str(info.value)
