@@ -586,7 +586,8 @@ def _add_extract(sub):
     e = sub.add_parser('extract', help='embed a dataset with a backbone into the embedding store', formatter_class=_Help,
                        description="Embed a registered dataset with a backbone into the embedding store (resumable: run it again "
                        "after an interruption). CLIP backbones need open_clip_torch, text backbones sentence-transformers, image "
-                       "datasets torchvision.")
+                       "datasets torchvision. Weights are read from <data root>/models; the first use of a backbone fetches "
+                       "them from the Hugging Face hub, and says so.")
     datasets = registered_names('geotter.data', '_tv', '_folder') + list(module_constant('geotter.data', 'DATASET_PROVIDERS'))
     e.add_argument('dataset', help=f"registry name: {', '.join(datasets)}")
     e.add_argument('backbone', nargs='?', default='ViT-B-16', help="RN50, RN101, ViT-B-32, ViT-B-16, ViT-L-14, all-MiniLM-L6-v2, st:<id> (default: ViT-B-16)")
