@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .core import CLIP_TEMPERATURE, Task, check_scalar
+from .core import CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, check_bool, check_int, check_labels, check_scalar
 from .synthetic import make_long_tail
 from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun, data_root, store_root, slug, scratch_path,
                            check_folder, entry_dir, file_sha256, write_entry, read_manifest, read_entry, list_entries, open_run)
@@ -480,13 +480,26 @@ def _embed_batches(samples, encoder:Encoder, run:PartialRun, batch_size:int, num
         with tqdm(total=len(batches), initial=len(batches) - len(todo), desc=desc, disable=not progress) as bar:
             for b, (x, y) in zip(todo, loader):
                 run.save(b, batches[b].start, batches[b].stop, X=encoder.encode_samples(x).numpy().astype(dtype),
-                         labels=np.asarray(y, dtype=np.int64))
+                         labels=check_labels(y, 'samples label'))
                 bar.update(1)
                 if on_batch is not None: on_batch(b)
     chunks = [run.load(b, r.start, r.stop) for b, r in enumerate(batches)]
     return np.concatenate([c['X'] for c in chunks]), np.concatenate([c['labels'] for c in chunks])
 
 # %% ../nbs/17_data.ipynb #fbe98686
+def _check_write_args(samples, class_names, encoder, out, meta, overwrite, progress)->Path:
+    "`out` as a Path, once the other arguments of `write_embeddings` are checked; each error names its argument."
+    if not hasattr(samples, '__len__') or not hasattr(samples, '__getitem__'): raise InputTypeError(f"samples is a {type(samples).__name__}; expected an indexable sequence of (sample, label) pairs")
+    if not len(samples): raise ValueError("samples is empty; expected at least one (sample, label) pair")
+    names = None if class_names is None or isinstance(class_names, (str, bytes)) or not hasattr(class_names, '__iter__') else list(class_names)
+    if not names or not all(isinstance(c, str) and c for c in names) or len(set(names)) != len(names):
+        raise ValueError(f"class_names={str(class_names)[:80]}; expected a list of distinct non-empty strings, in label order")
+    if not isinstance(encoder, Encoder): raise InputTypeError(f"encoder is a {type(encoder).__name__}; expected a geotter.data.Encoder (load_encoder)")
+    if not isinstance(out, (str, os.PathLike)): raise InputTypeError(f"out is a {type(out).__name__}; expected the path of the entry directory")
+    if meta is not None and not isinstance(meta, dict): raise InputTypeError(f"meta is a {type(meta).__name__}; expected a dict")
+    check_bool(overwrite, 'overwrite'); check_bool(progress, 'progress')
+    return Path(out)
+
 def write_embeddings(samples,                  # indexable (sample, label) pairs: images (preprocessed) or texts
                      class_names:Sequence[str],# m readable class names, label order
                      templates:Sequence[str],  # prompt templates, one '{}' each (ensembled if several)
@@ -499,9 +512,8 @@ def write_embeddings(samples,                  # indexable (sample, label) pairs
                      on_batch:Callable|None=None, # called with the batch index after each saved batch
                     )->Path:                   # the entry directory
     "Embed `samples` and the class prompts with `encoder` into a store entry: resumable, atomic, checksummed."
-    out, meta, templates = Path(out), dict(meta or {}), list(check_templates(templates))
+    out, meta, templates = _check_write_args(samples, class_names, encoder, out, meta, overwrite, progress), dict(meta or {}), list(check_templates(templates))
     _check_run_args(batch_size, dtype, num_workers)
-    if not len(samples): raise ValueError("samples is empty; expected at least one (sample, label) pair")
     settings = dict(meta, backbone=_backbone_record(encoder.backbone), templates=templates, n=len(samples),
                     class_names=list(class_names), dtype=dtype)
     if (out / 'manifest.json').exists() and not overwrite:
@@ -509,6 +521,7 @@ def write_embeddings(samples,                  # indexable (sample, label) pairs
     run = open_run(out, dict(settings, batch_size=batch_size), overwrite=overwrite)
     X, labels = _embed_batches(samples, encoder, run, batch_size, num_workers, dtype, progress, on_batch,
                                f"{out.parent.name}/{out.name}")
+    check_labels(labels, 'samples label', m=len(class_names))
     Y = class_embeddings(encoder, class_names, templates).astype(dtype)
     write_entry(out, dict(X=X, Y=Y, labels=labels),
                 dict(settings, n=len(X), m=len(Y), d=X.shape[1], counts=np.bincount(labels, minlength=len(Y)).tolist(),
@@ -533,15 +546,21 @@ def resolve_templates(spec:DatasetSpec, templates:str|Sequence[str]='single')->l
 # %% ../nbs/17_data.ipynb #21f565fe
 def estimate_bytes(n:int, d:int|None, m:int|None=None, dtype:str='float32')->int|None:
     "Bytes of a store entry with n samples, m classes, d dimensions (arrays only; None if d is unknown)."
+    n = check_int(n, 'n', low=0, high=MAX_LENGTH)
+    m = 0 if m is None else check_int(m, 'm', low=0, high=MAX_LENGTH)
+    if d is not None: d = check_int(d, 'd', low=0, high=MAX_LENGTH)
+    try: size = np.dtype(dtype).itemsize
+    except TypeError: raise ValueError(f"dtype={dtype!r}; expected a numpy dtype name such as 'float32'") from None
     if d is None: return None
-    return (n + (m or 0)) * d * np.dtype(dtype).itemsize + 8 * n
+    return (n + m) * d * size + 8 * n
 
 # %% ../nbs/17_data.ipynb #643447a4
 def extract_plan(spec:DatasetSpec, bb:Backbone, out:Path, root:str|Path|None=None, n:int|None=None,
                  dtype:str='float32', download:bool=True, # data missing are downloaded (then `spec.fetches` is said)
                 )->str:
     "What `extract` will write where, and about how much, said before it starts."
-    n = spec.n if n is None else n
+    spec, bb = get_dataset_spec(spec), get_backbone(bb)
+    n = spec.n if n is None else check_int(n, 'n', low=0, high=MAX_LENGTH)
     size = estimate_bytes(n, bb.dim, spec.m, dtype) if n else None
     est = f"~{size / 1e6:,.1f} MB, about twice that while running" if size else "size unknown"
     lines = [f"extract {spec.name} with {bb.name}: store entry {out} ({n or '?'} x {bb.dim or '?'} {dtype}, {est})"]
@@ -737,7 +756,8 @@ def load_logits(name:str,                  # one of LOGIT_TASKS, e.g. 'cifar10-c
                 download:bool=False,       # download a missing file from where it is published (`fetch_logits`)
                )->Task:
     "A registered logit-only task (`LOGIT_TASKS`), its file checked against the published checksum."
-    if name not in LOGIT_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(LOGIT_TASKS)}")
+    if not isinstance(name, str) or name not in LOGIT_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(LOGIT_TASKS)}")
+    check_bool(verify, 'verify'); check_bool(download, 'download')
     spec = LOGIT_TASKS[name]; d = logits_dir(path); f = d / spec.file
     if download: fetch_logits(name, d)
     if not f.exists():
@@ -761,7 +781,7 @@ def fetch_logits(name:str,                  # one of LOGIT_TASKS, e.g. 'cifar10-
                  verbose:bool=True,         # say what is downloaded where before doing it
                 )->Path:                    # the checked file
     "The registered logit file of `name`, downloaded into the logits folder first if it is missing; SHA-256 checked."
-    if name not in LOGIT_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(LOGIT_TASKS)}")
+    if not isinstance(name, str) or name not in LOGIT_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(LOGIT_TASKS)}")
     spec = LOGIT_TASKS[name]; f = logits_dir(path) / spec.file; what = f"{spec.file} as published in {spec.repo}/{spec.folder}"
     if f.exists(): return check_sha256(f, spec.sha256, what)
     url = url or logits_url(spec)
@@ -816,7 +836,7 @@ def load_features(name:str,                 # one of FEATURE_TASKS, e.g. 'sun397
                   verify:bool=True,         # check the file's SHA-256 against the registry
                  )->Task:
     "A registered image-feature task (`FEATURE_TASKS`), its file checked against the registered checksum."
-    if name not in FEATURE_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(FEATURE_TASKS)}")
+    if not isinstance(name, str) or name not in FEATURE_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(FEATURE_TASKS)}")
     spec = FEATURE_TASKS[name]; d = features_dir(path); f = d / spec.file
     if not f.exists():
         raise FileNotFoundError(f"{f}: not found; {spec.file} ({spec.dataset} image features, not distributed with geotter) "
@@ -873,6 +893,7 @@ def load_task(name:str,                    # see the table above
               **kwargs,                    # passed to `make_long_tail` for 'synthetic'
              )->Task:
     "Any task by name: 'wordnet-sample', 'synthetic', a real logit or image-feature task, or a store entry."
+    if not isinstance(name, str): raise InputTypeError(f"name is a {type(name).__name__}; expected a task name (see the table above)")
     if name == 'wordnet-sample': return load_sample()
     if name == 'synthetic': return make_long_tail(**kwargs)
     if name in LOGIT_TASKS: return load_logits(name, logits)
@@ -882,7 +903,10 @@ def load_task(name:str,                    # see the table above
 # %% ../nbs/17_data.ipynb #216e7d25
 def confusion_matrix(y_true, y_pred, n_classes:int)->np.ndarray:
     "(m, m) counts: row = true class, column = predicted class."
-    return np.bincount(np.asarray(y_true) * n_classes + np.asarray(y_pred), minlength=n_classes ** 2).reshape(n_classes, n_classes)
+    n_classes = check_int(n_classes, 'n_classes', low=1, high=int(MAX_LENGTH ** 0.5))
+    y_true = check_labels(y_true, 'y_true', m=n_classes)
+    y_pred = check_labels(y_pred, 'y_pred', n=len(y_true), m=n_classes)
+    return np.bincount(y_true * n_classes + y_pred, minlength=n_classes ** 2).reshape(n_classes, n_classes)
 
 def _short(s:str, k:int=18)->str: return s if len(s) <= k else s[:k - 1] + '…'
 

@@ -31,6 +31,8 @@ def teacher_plan(X, Y, logits=None,     # as in `geotter_inputs`
                 )->Array:               # (n, m) teacher S, rows summing to one
     "The GeoTTER teacher $S=nT$ on split A: the smoothed GeoTTER plan onto `target`, one unit of mass per row."
     Xg, Yg, Lg = geotter_inputs(X, Y, logits, temperature)
+    if target is not None and not (isinstance(target, str) and target == 'uniform'):
+        check_prior(target, check_matrix(Yg, 'Y').shape[0], name='target')      # checked here, so that errors name it
     T = as_tensor(geotter(Xg, Yg, target, temperature=temperature, logits=Lg, **kwargs).plan)
     return like_input(T / T.sum(1, keepdim=True), Xg)
 
@@ -44,7 +46,9 @@ def fit_logit_bias(logits,              # (N, m) logits L of split A
     r"Class logit bias $\log\mathbf r=\arg\min-\frac1N\sum_{i,k}S_{ik}\log\mathrm{softmax}(L_i+\log\mathbf r)_k$ (Sec. 4.3)."
     L = check_matrix(logits, 'logits')
     S = check_matrix(teacher, 'teacher', rows=L.shape[0], cols=L.shape[1], dtype=torch.float64, device=L.device)
+    check_scalar(eps, 'eps', low=0, low_open=True, high=1)
     if (S < 0).any(): raise ValueError("teacher has negative entries; expected a transport plan")
+    if (S.sum(1) <= 0).any(): raise ValueError(f"teacher row {int(torch.nonzero(S.sum(1) <= 0)[0])} has no mass; expected rows of a transport plan")
     s = (S / S.sum(1, keepdim=True)).mean(0).clamp_min(eps); s = s / s.sum()
     return prior_shift(logits, s, max_iter=max_iter, tol=tol)
 
@@ -54,8 +58,10 @@ def predict_with_bias(logits,           # (n, m) logits of split B
                      )->Array:          # (n,) labels argmax_k L_ik + log r_k
     "Split-B predictions: arg-max of the logits plus the fixed class bias; row-wise, nothing else of B is used."
     L = check_matrix(logits, 'logits', dtype=torch.float64)
-    b = as_tensor(bias, dtype=torch.float64).to(L.device)
+    if bias is None: raise ValueError(f"bias is None; expected an ({L.shape[1]},) array of class biases")
+    b = as_tensor(bias, dtype=torch.float64, name='bias').to(L.device)
     if b.shape != (L.shape[1],): raise ValueError(f"bias has shape {tuple(b.shape)}; expected ({L.shape[1]},)")
+    if not torch.isfinite(b).all(): raise ValueError("bias has NaN or infinite entries; expected finite values")
     return like_input((L + b).argmax(1), logits)
 
 # %% ../nbs/12_label_free.ipynb #5c4de6f2

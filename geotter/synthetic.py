@@ -54,14 +54,20 @@ def drifted_class_embeddings(prototypes:np.ndarray, # (m, d) unit-norm true prot
                              rng:np.random.Generator,
                             )->tuple:               # (Y (m, d) unit rows, confusers (m, n_confusers) int)
     r"Class embeddings $y_c=\mathrm{normalize}(p_c+\rho\,d_c)$ drifted towards `n_confusers` other prototypes."
-    m = len(prototypes)
+    P, drift = np.asarray(check_matrix(prototypes, 'prototypes')), check_scalar(drift, 'drift', low=0)
+    m = len(P); check_int(n_confusers, 'n_confusers', low=0, high=m - 1)
+    if not isinstance(rng, np.random.Generator): raise InputTypeError(f"rng is a {type(rng).__name__}; expected a numpy Generator (np.random.default_rng(seed))")
     conf = np.stack([rng.choice(np.delete(np.arange(m), c), n_confusers, replace=False) for c in range(m)]) \
            if n_confusers > 0 else np.zeros((m, 0), dtype=np.int64)
-    D = prototypes[conf].sum(1) if n_confusers > 0 else np.zeros_like(prototypes)
+    D = P[conf].sum(1) if n_confusers > 0 else np.zeros_like(P)
     norms = np.linalg.norm(D, axis=1, keepdims=True)
     D = np.divide(D, norms, out=np.zeros_like(D), where=norms > 0)
-    Y = prototypes + drift * D
-    return Y / np.linalg.norm(Y, axis=1, keepdims=True), conf.astype(np.int64)
+    Y = P + drift * D
+    norms = np.linalg.norm(Y, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError(f"drift={drift!r} cancels prototypes row {int(np.flatnonzero(norms == 0)[0])}: its class embedding is zero; "
+                         "expected non-zero prototypes that the drift does not cancel")
+    return Y / norms, conf.astype(np.int64)
 
 # %% ../nbs/14_synthetic.ipynb #bcd992ee
 MAX_NOISE = 1e150   # noise scales and drifts above ~1e154 overflow the squared norms of float64 samples and embeddings
@@ -150,6 +156,12 @@ def _noise(shape, rng:np.random.Generator, like:torch.Tensor)->torch.Tensor:
     "Standard normal draws from a numpy generator, as a tensor on `like`'s device and dtype."
     return torch.as_tensor(rng.standard_normal(shape)).to(device=like.device, dtype=like.dtype)
 
+def _check_size(x, name:str, dtype, reach:float)->float:
+    "`x` >= 0, if `reach` times it stays finite in `dtype` (`reach`: the largest offset it scales); else an error naming it."
+    x, big = check_scalar(x, name, low=0), torch.finfo(dtype).max / reach
+    if x > big: raise ValueError(f"{name}={x!r} overflows {str(dtype).replace('torch.', '')}; expected {name} <= {big:.3g}")
+    return x
+
 def gnoise(X,                          # (n, d) embeddings (re-normalized first)
            sigma:float,                # noise scale sigma >= 0
            seed=0,                     # int or numpy Generator
@@ -157,7 +169,7 @@ def gnoise(X,                          # (n, d) embeddings (re-normalized first)
           )->Array:                    # (n, d) unit-norm perturbed embeddings
     r"gNoise $\tilde x=(x+\sigma z)/\lVert x+\sigma z\rVert$, $z\sim\mathcal N(0,I)$ (Appendix C.3.2)."
     Xn = l2_normalize(check_matrix(X, 'X'), 'X')
-    check_scalar(sigma, 'sigma', low=0)
+    _check_size(sigma, 'sigma', Xn.dtype, 64.0)              # |z| < 64: standard normal draws never reach it
     Z = _noise(Xn.shape, check_random_state(seed), Xn) * _coordinate_std(1.0, Xn.shape[1], noise_scale)
     return like_input(l2_normalize(Xn + sigma * Z, 'X + sigma z'), X)
 
@@ -178,10 +190,11 @@ def lnoise(X,                          # (n, d) embeddings (re-normalized first)
           )->Array:                    # (n, d) perturbed embeddings
     r"lNoise $\tilde x_i=x_i+\eta w_i$, $w_i$ a random unit direction orthogonal to the local k-NN mean (Sec. 5.4)."
     Xn = l2_normalize(check_matrix(X, 'X'), 'X')
-    check_scalar(eta, 'eta', low=0)
+    _check_size(eta, 'eta', Xn.dtype, 1.0); check_bool(renormalize, 'renormalize'); k = check_k(k, Xn.shape[0])
     if orthogonal_to not in ('mean', 'span'): raise ValueError(f"orthogonal_to={orthogonal_to!r}; expected 'mean' or 'span'")
     if orthogonal_to == 'span' and k + 1 >= Xn.shape[1]: raise ValueError(f"k={k} leaves no direction orthogonal to k+1 vectors in d={Xn.shape[1]}")
-    idx = torch.as_tensor(knn_indices(Xn, check_k(k, Xn.shape[0])), device=Xn.device)
+    if Xn.shape[1] == 1: raise ValueError("X has d=1 column: no direction is orthogonal to the local mean; expected d >= 2")
+    idx = torch.as_tensor(knn_indices(Xn, k), device=Xn.device)
     U = _noise(Xn.shape, check_random_state(seed), Xn)
     W = torch.empty_like(Xn)
     for s in range(0, Xn.shape[0], 256):                      # chunks keep the (rows, d, k+1) blocks small

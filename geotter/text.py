@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import numbers
+import os
 import shutil
 import subprocess
 import tempfile
@@ -18,7 +19,10 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .core import CLIP_TEMPERATURE, Task, accuracy, check_random_state, check_scalar, zero_shot_logits
+import torch
+
+from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, accuracy, check_bool, check_int, check_labels,
+                          check_matrix, check_random_state, check_scalar, check_task, zero_shot_logits)
 from .transport import otter
 from .store import atomic_write, data_root, read_manifest
 from .data import DatasetSpec, Encoder, asset_path, class_embeddings, extract, register_dataset, WORDNET_SAMPLE
@@ -72,7 +76,9 @@ def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
                     drop_tops:bool=True,     # leave out noun.Tops (lex_filenum 3)
                    )->pd.DataFrame:          # one row per synset: offset, lexfile, label, lemma, gloss
     "The synsets of a WordNet `data.noun` or `data.verb` file with their lexicographer-file label and gloss."
-    if pos not in LEXFILES: raise ValueError(f"pos={pos!r}; expected one of {sorted(LEXFILES)}")
+    if not isinstance(pos, str) or pos not in LEXFILES: raise ValueError(f"pos={pos!r}; expected one of {sorted(LEXFILES)}")
+    if not isinstance(path, (str, os.PathLike)): raise InputTypeError(f"path is a {type(path).__name__}; expected the path of a WordNet data file")
+    check_bool(drop_tops, 'drop_tops')
     lexfiles, tops = LEXFILES[pos], {3: ('noun.Tops',)} if pos == 'noun' else {}
     with open(path, encoding='utf-8') as f:   # lines starting with two spaces: the licence header
         rows = [_parse_line(line, pos, path, set(lexfiles) | set(tops)) for line in f if not line.startswith('  ')]
@@ -104,6 +110,9 @@ def fetch_wordnet(dest:str|Path|None=None, # where WordNet is (or goes); default
                   download:bool=True,         # download it if missing (else a `FileNotFoundError` saying so)
                  )->Path:
     "Path of a WordNet 3.0 database file, downloading and unpacking Debian's `wordnet-base` into `dest` if needed."
+    check_bool(verbose, 'verbose'); check_bool(download, 'download')
+    if not isinstance(fname, str) or fname in ('', '.', '..') or Path(fname).name != fname:
+        raise ValueError(f"fname={fname!r}; expected the name of a WordNet database file, e.g. 'data.noun'")
     dest = Path(dest) if dest is not None else data_root() / 'wordnet'
     for f in (dest / fname, dest / 'usr/share/wordnet' / fname, Path('/usr/share/wordnet') / fname):
         if f.exists(): return f
@@ -157,7 +166,7 @@ def otter_labels(logits,            # (n, m) zero-shot logits
                  prior,             # (m,) target class proportions
                 )->np.ndarray:      # (n,) OTTER predictions
     r"OTTER's predictions $\arg\max_j\pi_{ij}$ of the exact OT plan for $C=-\log\mathrm{softmax}(\theta)$ [Shin et al. 2024]."
-    plan = otter(np.asarray(logits, dtype=np.float64), np.asarray(prior, dtype=np.float64))
+    plan = otter(check_matrix(logits, 'logits', dtype=torch.float64), prior)
     return np.asarray(plan).argmax(1)
 
 # %% ../nbs/18_text.ipynb #6bf04c68
@@ -167,6 +176,11 @@ def template_accuracies(task:Task,                # X (n, d) text embeddings, la
                         temperature:float=CLIP_TEMPERATURE,
                        )->pd.DataFrame:           # one row per template: zero-shot and OTTER accuracy
     "Zero-shot and OTTER (true prior) accuracy of `task` for each template's class embeddings."
+    if check_task(task).X is None: raise ValueError(f"task {task.name!r} has logits only; expected a task with embeddings X")
+    for nm, v in (('Ys', Ys), ('templates', templates)):
+        if v is None or isinstance(v, str) or not hasattr(v, '__len__'):
+            raise InputTypeError(f"{nm} is a {type(v).__name__}; expected a sequence with one entry per template")
+    if len(Ys) != len(templates): raise ValueError(f"Ys has {len(Ys)} matrices but templates has {len(templates)}; expected one per template")
     rows = []
     for t, Y in zip(templates, Ys):
         L = zero_shot_logits(task.X, Y, temperature)
@@ -175,21 +189,30 @@ def template_accuracies(task:Task,                # X (n, d) text embeddings, la
     return pd.DataFrame(rows)
 
 # %% ../nbs/18_text.ipynb #e92f7c35
+def _check_counts(counts)->tuple:
+    "(counts as int64, their total) if they are class sizes >= 0 with a positive total numpy can index; else an error naming them."
+    counts = check_labels(counts, 'counts')
+    total = float(counts.sum(dtype=np.float64))
+    if total == 0: raise ValueError("counts are all zero; expected at least one sample")
+    if total > MAX_LENGTH: raise ValueError(f"counts sum to {total:.3g}; expected at most {MAX_LENGTH} samples")
+    return counts, int(counts.sum())
+
 def stratified_counts(counts:np.ndarray,      # (m,) class sizes n_c of the full task
                       n:int,                   # target sample size
                       min_per_class:int=20,    # floor (capped at n_c)
                      )->np.ndarray:            # (m,) rows drawn per class
     "Per-class sample sizes: largest-remainder proportional allocation of `n`, at least `min(n_c, min_per_class)`."
-    counts = np.asarray(counts, dtype=np.int64)
-    check_scalar(n, 'n', numbers.Integral, low=1, high=int(counts.sum()))
-    q = n * counts / counts.sum(); k = np.floor(q).astype(np.int64)
+    counts, total = _check_counts(counts)
+    check_scalar(n, 'n', numbers.Integral, low=1, high=total)
+    floor = min(check_int(min_per_class, 'min_per_class', low=0), int(counts.max()))
+    q = n * counts.astype(np.float64) / counts.sum(); k = np.floor(q).astype(np.int64)   # the float product: no int64 overflow
     k[np.argsort(-(q - k), kind='stable')[:n - k.sum()]] += 1
-    return np.minimum(np.maximum(k, np.minimum(counts, min_per_class)), counts)
+    return np.minimum(np.maximum(k, np.minimum(counts, floor)), counts)
 
 # %% ../nbs/18_text.ipynb #b5e3caea
 def stratified_indices(labels:np.ndarray, n:int, min_per_class:int=20, seed=0)->np.ndarray:
     "Sorted row indices of a seeded stratified sample of `labels` (see `stratified_counts`)."
-    rng, labels = check_random_state(seed), np.asarray(labels)
+    rng, labels = check_random_state(seed), check_labels(labels, 'labels')
     k = stratified_counts(np.bincount(labels), n, min_per_class)
     return np.sort(np.concatenate([rng.choice(np.flatnonzero(labels == c), k[c], replace=False) for c in range(len(k))]))
 
@@ -211,6 +234,8 @@ def make_wordnet_sample(full:Task,                  # the full `wordnet-nouns` t
                         templates:Sequence[str]=WORDNET_TEMPLATES,
                        )->Path:
     "Write the shipped stratified float16 sample of `wordnet-nouns` (X, class embeddings per template, texts, provenance)."
+    check_task(full, 'full')
+    if not isinstance(encoder, Encoder): raise InputTypeError(f"encoder is a {type(encoder).__name__}; expected a geotter.data.Encoder (load_encoder)")
     df = parse_data_file(data_noun)
     if len(df) != len(full.labels) or not np.array_equal(df.label.to_numpy(), full.labels):
         raise ValueError(f"{data_noun} does not match the task: {len(df)} glosses for {len(full.labels)} samples")

@@ -226,9 +226,22 @@ def zlap_graph(X,                     # (n, d) sample embeddings
                                    (m + n, m + n), check_invariants=False).coalesce()
 
 # %% ../nbs/10_transductive.ipynb #b4b12d96
+def _check_adjacency(W)->torch.Tensor:
+    "`W` as a coalesced sparse COO float tensor, if it is a square matrix (torch sparse or dense) of finite weights >= 0."
+    if is_tensor(W) and W.layout != torch.strided:
+        W = W.detach().to_sparse_coo().coalesce()
+        W = W if W.is_floating_point() else W.double()
+    else: W = check_matrix(W, 'W').to_sparse().coalesce()
+    if W.ndim != 2 or W.shape[0] != W.shape[1] or W.shape[0] == 0:
+        raise ValueError(f"W has shape {tuple(W.shape)}; expected a square (N, N) adjacency")
+    v = W.values()
+    if not torch.isfinite(v).all(): raise ValueError("W has NaN or infinite weights; expected finite ones")
+    if (v < 0).any(): raise ValueError(f"W has negative weights (min {v.min().item():.3g}); expected weights >= 0")
+    return W
+
 def normalized_adjacency(W:torch.Tensor)->torch.Tensor:
     r"$D^{-1/2}WD^{-1/2}$ of a sparse symmetric adjacency, without self-loops; isolated nodes get degree 1."
-    W = W.coalesce()
+    W = _check_adjacency(W)
     (i, j), v = W.indices(), W.values()
     off = i != j
     i, j, v = i[off], j[off], v[off]
@@ -236,24 +249,43 @@ def normalized_adjacency(W:torch.Tensor)->torch.Tensor:
     dm = torch.where(deg > 0, deg, torch.ones_like(deg)).rsqrt()
     return torch.sparse_coo_tensor(torch.stack([i, j]), v * dm[i] * dm[j], W.shape, check_invariants=False).coalesce()
 
+def _check_cg_inputs(matvec, B, tol, max_iter)->torch.Tensor:
+    "`B` as a finite float tensor of one or two axes, once `matvec`, `tol` and `max_iter` are checked; errors name the argument."
+    if not callable(matvec): raise InputTypeError(f"matvec is a {type(matvec).__name__}; expected a function P -> A @ P")
+    check_scalar(tol, 'tol', low=0, low_open=True); check_int(max_iter, 'max_iter', low=0)
+    if B is None: raise ValueError("B is None; expected an (N, c) array of right-hand sides")
+    B = as_tensor(B, name='B')
+    if B.ndim not in (1, 2) or B.numel() == 0: raise ValueError(f"B has shape {tuple(B.shape)}; expected a non-empty (N, c) array")
+    if not torch.isfinite(B).all(): raise ValueError("B has NaN or infinite entries; expected finite values")
+    return B
+
+def _checked_product(matvec, P:torch.Tensor)->torch.Tensor:
+    "matvec(P), if it is a tensor of P's shape; else a `ValueError` naming `matvec`."
+    AP = matvec(P)
+    if not is_tensor(AP) or AP.shape != P.shape:
+        raise ValueError(f"matvec returned {type(AP).__name__} of shape {tuple(getattr(AP, 'shape', ()))}; expected a tensor of shape {tuple(P.shape)}")
+    return AP
+
 def conjugate_gradient(matvec,        # function A @ X for (N, c) blocks, A symmetric positive definite
                        B:torch.Tensor,# (N, c) right-hand sides
                        tol:float=1e-6,# relative residual ||r|| <= tol ||b|| per column
                        max_iter:int=100,
                       )->torch.Tensor:# (N, c) solutions
     "Conjugate gradient on every column of `B` at once; warns if `max_iter` is reached first."
+    B = _check_cg_inputs(matvec, B, tol, max_iter)
     X, R = torch.zeros_like(B), B.clone()
     P, rs = R.clone(), (R * R).sum(0)
     goal = (tol * B.norm(dim=0)) ** 2
     for _ in range(max_iter):
         if (rs <= goal).all(): return X
-        AP = matvec(P)
+        AP = _checked_product(matvec, P)
         a = rs / (P * AP).sum(0).clamp_min(torch.finfo(B.dtype).tiny)
         X, R = X + a * P, R - a * AP
         rs_new = (R * R).sum(0)
         P, rs = R + (rs_new / rs.clamp_min(torch.finfo(B.dtype).tiny)) * P, rs_new
     if not (rs <= goal).all():
         warnings.warn(f"conjugate_gradient did not reach tol={tol} in max_iter={max_iter}; increase max_iter")
+    if not torch.isfinite(X).all(): raise ValueError("matvec gave NaN or infinite values; expected a finite product A @ P")
     return X
 
 # %% ../nbs/10_transductive.ipynb #4ac0b38c
@@ -413,12 +445,19 @@ def _stata_run(F, T, log_yhat, idx, w, *, alpha, lam, laplacian, max_iter, z_ite
     return z, mu, var
 
 # %% ../nbs/10_transductive.ipynb #b2a78d92
+def _check_laplacian(laplacian, n:int, dtype)->float:
+    "The Laplacian weight, if it is >= 0 and small enough that the graph term of n samples stays finite in `dtype`."
+    laplacian, big = check_scalar(laplacian, 'laplacian', low=0), torch.finfo(dtype).max / (4 * n)
+    if laplacian > big:
+        raise ValueError(f"laplacian={laplacian!r} overflows {str(dtype).replace('torch.', '')} on n={n} samples; expected laplacian <= {big:.3g}")
+    return laplacian
+
 def _stata_options(n:int, dtype, k, alpha, lam, laplacian, temperature, max_iter, z_iter, soft_counts, normalize_means,
                    var_floor)->tuple:
     "StatA's options checked, each error naming its argument: (k, alpha) resolved."
     k = min(3, n - 1) if k is None else check_k(k, n)
     alpha = math.inf if isinstance(alpha, numbers.Real) and alpha == math.inf else check_scalar(alpha, 'alpha', low=0)
-    check_scalar(lam, 'lam', low=0); check_scalar(laplacian, 'laplacian', low=0); check_temperature(temperature, dtype=dtype)
+    check_scalar(lam, 'lam', low=0); _check_laplacian(laplacian, n, dtype); check_temperature(temperature, dtype=dtype)
     check_scalar(max_iter, 'max_iter', numbers.Integral, low=0); check_scalar(z_iter, 'z_iter', numbers.Integral, low=1)
     check_bool(soft_counts, 'soft_counts'); check_bool(normalize_means, 'normalize_means')
     check_scalar(var_floor, 'var_floor', low=0, low_open=True)

@@ -413,3 +413,149 @@ def test_a_selection_absent_from_the_table_is_refused_by_name(call, arg):
     "A task, prior mode or method the table does not hold: the argument named (not pandas' or matplotlib's error on nothing)."
     with pytest.raises(ValueError) as info: call()
     assert str(info.value).startswith(f'{arg}'), str(info.value)
+
+
+# the transductive helpers, the synthetic generators, label-free GeoTTER's bias, the text task's samplers and the
+# store writers: arguments refused by name, and valid edge inputs that give finite results
+from geotter import transductive as TR, synthetic as SY, labelfree as LF, text as TX, data as DA
+
+W_ZLAP = TR.zlap_graph(X, Y)
+B_CG = np.eye(N + M, 2)
+S_ZLAP = TR.normalized_adjacency(W_ZLAP)
+SHIFTED = lambda P: P - 0.3 * (S_ZLAP @ P)          # I - alpha S: symmetric positive definite
+
+class _TextModel:
+    "A stand-in sentence encoder: the length of each text and a constant, as 2-D embeddings."
+    def encode(self, texts, **kw): return torch.tensor([[float(len(t)), 1.0] for t in texts])
+
+FAKE_ENCODER = DA.Encoder(DA.Backbone('fake-text', 'sentence-transformers', 'fake', modality='text'), _TextModel())
+
+MORE = {
+    'normalized_adjacency None': (lambda: TR.normalized_adjacency(None), 'W'),
+    'normalized_adjacency not square': (lambda: TR.normalized_adjacency(torch.ones(3, 4).to_sparse()), 'W'),
+    'normalized_adjacency NaN': (lambda: TR.normalized_adjacency(torch.tensor([[0.0, np.nan], [np.nan, 0.0]]).to_sparse()), 'W'),
+    'normalized_adjacency negative': (lambda: TR.normalized_adjacency(torch.tensor([[0.0, -1.0], [-1.0, 0.0]]).to_sparse()), 'W'),
+    'conjugate_gradient B None': (lambda: TR.conjugate_gradient(SHIFTED, None), 'B'),
+    'conjugate_gradient B NaN': (lambda: TR.conjugate_gradient(SHIFTED, B_CG * np.nan), 'B'),
+    'conjugate_gradient matvec None': (lambda: TR.conjugate_gradient(None, B_CG), 'matvec'),
+    'conjugate_gradient matvec shape': (lambda: TR.conjugate_gradient(lambda P: P[:2], B_CG), 'matvec'),
+    'conjugate_gradient tol NaN': (lambda: TR.conjugate_gradient(SHIFTED, B_CG, tol=float('nan')), 'tol'),
+    'conjugate_gradient max_iter -1': (lambda: TR.conjugate_gradient(SHIFTED, B_CG, max_iter=-1), 'max_iter'),
+    'conjugate_gradient max_iter 1.5': (lambda: TR.conjugate_gradient(SHIFTED, B_CG, max_iter=1.5), 'max_iter'),
+    'stata laplacian overflows': (lambda: G.stata(X, Y, laplacian=1e308), 'laplacian'),
+    'stata laplacian overflows float32': (lambda: G.stata(X.astype(np.float32), Y.astype(np.float32), laplacian=1e38), 'laplacian'),
+    'drifted_class_embeddings prototypes None': (lambda: SY.drifted_class_embeddings(None, 0.5, 2, rng), 'prototypes'),
+    'drifted_class_embeddings prototypes NaN': (lambda: SY.drifted_class_embeddings(Y * np.nan, 0.5, 2, rng), 'prototypes'),
+    'drifted_class_embeddings drift NaN': (lambda: SY.drifted_class_embeddings(Y, float('nan'), 2, rng), 'drift'),
+    'drifted_class_embeddings drift negative': (lambda: SY.drifted_class_embeddings(Y, -1.0, 2, rng), 'drift'),
+    'drifted_class_embeddings n_confusers negative': (lambda: SY.drifted_class_embeddings(Y, 0.5, -1, rng), 'n_confusers'),
+    'drifted_class_embeddings n_confusers m': (lambda: SY.drifted_class_embeddings(Y, 0.5, M, rng), 'n_confusers'),
+    'drifted_class_embeddings rng str': (lambda: SY.drifted_class_embeddings(Y, 0.5, 2, 'a'), 'rng'),
+    'drifted_class_embeddings cancelled': (lambda: SY.drifted_class_embeddings(np.array([[1.0, 0.0], [-1.0, 0.0]]), 1.0, 1, rng), 'drift'),
+    'gnoise sigma overflows': (lambda: SY.gnoise(X, 1e308), 'sigma'),
+    'gnoise sigma overflows float32': (lambda: SY.gnoise(X.astype(np.float32), 1e300), 'sigma'),
+    'lnoise eta overflows float32': (lambda: SY.lnoise(X.astype(np.float32), 1e300), 'eta'),
+    'lnoise one dimension': (lambda: SY.lnoise(X[:, :1], 0.1, k=3), 'X'),
+    'lnoise k str with span': (lambda: SY.lnoise(X, 0.1, k='a', orthogonal_to='span'), 'k'),
+    'lnoise renormalize 1': (lambda: SY.lnoise(X, 0.1, renormalize=1), 'renormalize'),
+    'teacher_plan target bogus': (lambda: LF.teacher_plan(X, Y, target='bogus'), 'target'),
+    'teacher_plan target short': (lambda: LF.teacher_plan(X, Y, target=[0.5, 0.5]), 'target'),
+    'fit_logit_bias teacher zero row': (lambda: LF.fit_logit_bias(L, np.r_[PROBS[:-1], np.zeros((1, M))]), 'teacher'),
+    'fit_logit_bias eps negative': (lambda: LF.fit_logit_bias(L, PROBS, eps=-1.0), 'eps'),
+    'fit_logit_bias eps str': (lambda: LF.fit_logit_bias(L, PROBS, eps='a'), 'eps'),
+    'fit_logit_bias eps zero': (lambda: LF.fit_logit_bias(L, np.eye(M)[np.zeros(N, int)], eps=0.0), 'eps'),
+    'predict_with_bias bias None': (lambda: LF.predict_with_bias(L, None), 'bias'),
+    'predict_with_bias bias NaN': (lambda: LF.predict_with_bias(L, np.full(M, np.nan)), 'bias'),
+    'predict_with_bias bias inf': (lambda: LF.predict_with_bias(L, np.r_[np.inf, np.zeros(M - 1)]), 'bias'),
+    'otter_labels logits str': (lambda: TX.otter_labels('abc', P), 'logits'),
+    'otter_labels prior bogus': (lambda: TX.otter_labels(L, 'bogus'), 'prior'),
+    'stratified_counts counts None': (lambda: TX.stratified_counts(None, 1), 'counts'),
+    'stratified_counts counts negative': (lambda: TX.stratified_counts([-1, 5], 1), 'counts'),
+    'stratified_counts counts 2-D': (lambda: TX.stratified_counts([[1, 2]], 1), 'counts'),
+    'stratified_counts counts zeros': (lambda: TX.stratified_counts([0, 0], 1), 'counts'),
+    'stratified_counts counts overflow': (lambda: TX.stratified_counts([2**62, 2**62], 1), 'counts'),
+    'stratified_counts min_per_class negative': (lambda: TX.stratified_counts([5, 3], 2, -1), 'min_per_class'),
+    'stratified_indices labels None': (lambda: TX.stratified_indices(None, 1), 'labels'),
+    'stratified_indices labels negative': (lambda: TX.stratified_indices([-1, 0], 1), 'labels'),
+    'stratified_indices labels fractional': (lambda: TX.stratified_indices([0.5, 1.0], 1), 'labels'),
+    'template_accuracies task': (lambda: TX.template_accuracies(X, [Y], ['{}']), 'task'),
+    'template_accuracies logit-only task': (lambda: TX.template_accuracies(G.Task('t', LABELS, logits=L), [Y], ['{}']), 'task'),
+    'template_accuracies lengths': (lambda: TX.template_accuracies(TASK, [Y, Y], ['{}']), 'templates'),
+    'template_accuracies Ys None': (lambda: TX.template_accuracies(TASK, None, ['{}']), 'Ys'),
+    'parse_data_file pos list': (lambda: TX.parse_data_file('data.noun', ['noun']), 'pos'),
+    'parse_data_file path None': (lambda: TX.parse_data_file(None), 'path'),
+    'fetch_wordnet download str': (lambda: TX.fetch_wordnet('/nonexistent-geotter-dir', download='no'), 'download'),
+    'fetch_wordnet fname None': (lambda: TX.fetch_wordnet('/nonexistent-geotter-dir', fname=None, download=False), 'fname'),
+    'load_logits download str': (lambda: DA.load_logits('cifar10-clip', '/nonexistent-geotter-dir', download='no'), 'download'),
+    'load_logits name list': (lambda: DA.load_logits(['cifar10-clip']), 'name'),
+    'load_task name None': (lambda: DA.load_task(None), 'name'),
+    'estimate_bytes n negative': (lambda: DA.estimate_bytes(-1, 512), 'n'),
+    'estimate_bytes n NaN': (lambda: DA.estimate_bytes(float('nan'), 512), 'n'),
+    'estimate_bytes d str': (lambda: DA.estimate_bytes(10, 'a'), 'd'),
+    'estimate_bytes dtype bogus': (lambda: DA.estimate_bytes(10, 512, 10, 'bogus'), 'dtype'),
+    'confusion_matrix n_classes 0': (lambda: DA.confusion_matrix([0], [0], 0), 'n_classes'),
+    'confusion_matrix n_classes 2**63': (lambda: DA.confusion_matrix([0], [0], 2**63), 'n_classes'),
+    'confusion_matrix y_true None': (lambda: DA.confusion_matrix(None, [0], 2), 'y_true'),
+    'confusion_matrix y_pred out of range': (lambda: DA.confusion_matrix([0, 1], [0, 2], 2), 'y_pred'),
+}
+
+@pytest.mark.parametrize('name', list(MORE))
+def test_more_arguments_are_refused_by_name(name):
+    call, arg = MORE[name]
+    with pytest.raises((ValueError, TypeError)) as info: call()
+    assert arg in str(info.value), f"{name}: {type(info.value).__name__}: {info.value}"
+
+
+WRITES = {   # write_embeddings(samples, class_names, ...) arguments: (samples, class_names, keyword arguments, argument named)
+    'label out of range': ([('a', 0), ('b', 5)], ['x', 'y'], {}, 'label'),
+    'label negative': ([('a', 0), ('b', -1)], ['x', 'y'], {}, 'label'),
+    'label fractional': ([('a', 0), ('b', 0.5)], ['x', 'y'], {}, 'label'),
+    'class_names a string': ([('a', 0)], 'xy', {}, 'class_names'),
+    'class_names repeated': ([('a', 0)], ['x', 'x'], {}, 'class_names'),
+    'class_names None': ([('a', 0)], None, {}, 'class_names'),
+    'overwrite str': ([('a', 0)], ['x', 'y'], {'overwrite': 'no'}, 'overwrite'),
+    'progress str': ([('a', 0)], ['x', 'y'], {'progress': 'no'}, 'progress'),
+    'meta a list': ([('a', 0)], ['x', 'y'], {'meta': [1]}, 'meta'),
+}
+
+@pytest.mark.parametrize('case', list(WRITES))
+def test_write_embeddings_refuses_a_bad_argument_by_name_and_writes_nothing(case, tmp_path):
+    samples, names, kw, arg = WRITES[case]
+    with pytest.raises((ValueError, TypeError)) as info:
+        DA.write_embeddings(samples, names, ['{}'], FAKE_ENCODER, tmp_path / 'entry', **{'progress': False, **kw})
+    assert arg in str(info.value), f"{case}: {type(info.value).__name__}: {info.value}"
+    assert not (tmp_path / 'entry' / 'manifest.json').exists()
+
+
+EDGE_CALLS = {
+    'normalized_adjacency dense': lambda: TR.normalized_adjacency(W_ZLAP.to_dense()),
+    'normalized_adjacency numpy': lambda: TR.normalized_adjacency(W_ZLAP.to_dense().numpy()),
+    'conjugate_gradient numpy B': lambda: TR.conjugate_gradient(SHIFTED, B_CG),
+    'conjugate_gradient integer B': lambda: TR.conjugate_gradient(SHIFTED, B_CG.astype(int)),
+    'drifted_class_embeddings list': lambda: SY.drifted_class_embeddings(Y.tolist(), 0.5, 2, np.random.default_rng(0))[0],
+    'drifted_class_embeddings tensor': lambda: SY.drifted_class_embeddings(torch.tensor(Y, requires_grad=True), 0.5, 2, np.random.default_rng(0))[0],
+    'drifted_class_embeddings integers': lambda: SY.drifted_class_embeddings(np.eye(4, dtype=int), 0.5, 2, np.random.default_rng(0))[0],
+    'otter_labels tensor with grad': lambda: TX.otter_labels(torch.tensor(L, requires_grad=True), P),
+    'otter_labels uniform': lambda: TX.otter_labels(L, 'uniform'),
+    'stratified_counts min_per_class 2**63': lambda: TX.stratified_counts([5, 3], 2, 2**63),
+    'stratified_counts tensor': lambda: TX.stratified_counts(torch.tensor([50, 30, 20]), 10),
+    'stratified_indices whole floats': lambda: TX.stratified_indices(LABELS.astype(float), 12, 1),
+    'extract_plan by names': lambda: len(DA.extract_plan('cifar10', 'ViT-B-32', '/nonexistent-geotter-dir/entry')),
+}
+
+@pytest.mark.parametrize('name', list(EDGE_CALLS))
+def test_more_edge_inputs_give_finite_results(name):
+    out = EDGE_CALLS[name]()
+    out = out.to_dense() if is_sparse(out) else out
+    assert np.isfinite(np.asarray(out, dtype=float)).all(), name
+
+def is_sparse(t): return isinstance(t, torch.Tensor) and t.layout != torch.strided
+
+def test_drifted_class_embeddings_keep_their_values():
+    "The checks leave the float64 embeddings of valid prototypes as they were."
+    Pn = Y / np.linalg.norm(Y, axis=1, keepdims=True)
+    Yd, conf = SY.drifted_class_embeddings(Pn, 0.5, 2, np.random.default_rng(3))
+    r = np.random.default_rng(3)
+    c = np.stack([r.choice(np.delete(np.arange(M), j), 2, replace=False) for j in range(M)])
+    D = Pn[c].sum(1); D /= np.linalg.norm(D, axis=1, keepdims=True); E = Pn + 0.5 * D
+    np.testing.assert_array_equal(conf, c); np.testing.assert_array_equal(Yd, E / np.linalg.norm(E, axis=1, keepdims=True))
