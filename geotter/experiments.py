@@ -60,12 +60,41 @@ def task_backbone(task:Task)->str:
     bb = task.meta.get('backbone') or task.meta.get('model') or 'unknown'
     return str(bb.get('name', bb) if isinstance(bb, dict) else bb)
 
+# %% ../nbs/19_experiments.ipynb #b188f0f9
+def _check_items(x, name:str, what:str)->list:
+    "`x` as a non-empty list (from a list, tuple, range or 1-D array); `InputTypeError` or `ValueError` naming `name` otherwise."
+    if x is None or isinstance(x, (str, bytes, dict, Task)) or not hasattr(x, '__iter__'):
+        raise InputTypeError(f"{name}={x!r} of type {type(x).__name__}; expected a list of {what}")
+    items = list(x)
+    if not items: raise ValueError(f"{name} is empty; expected a non-empty list of {what}")
+    return items
+
+def _check_tasks(tasks, name:str='tasks')->list:
+    "`tasks` as a non-empty list of `Task` objects; an error naming `name` (and the position of a bad entry) otherwise."
+    tasks = _check_items(tasks, name, 'geotter.Task objects')
+    for i, t in enumerate(tasks): check_task(t, f'{name}[{i}]')
+    return tasks
+
+def _check_seeds(seeds, name:str='seeds')->list:
+    "`seeds` as a non-empty list of integer seeds >= 0."
+    return [check_int(s, f'{name}[{i}]', low=0) for i, s in enumerate(_check_items(seeds, name, 'integer seeds'))]
+
+def _check_runner(n_jobs, backend, progress)->tuple:
+    "`(n_jobs, backend, progress)` checked: a non-zero integer (negative: all workers but |n_jobs| - 1), None or a name, a bool."
+    n_jobs = check_int(n_jobs, 'n_jobs')
+    if n_jobs == 0: raise ValueError("n_jobs=0; expected a positive number of workers, or -1 for all of them")
+    if backend is not None and not isinstance(backend, str):
+        raise InputTypeError(f"backend={backend!r} of type {type(backend).__name__}; expected None or a joblib backend name")
+    return n_jobs, backend, check_bool(progress, 'progress')
+
+
 # %% ../nbs/19_experiments.ipynb #ecff1c11
 def subsample(task:Task,                # the task to subsample
               n:int,                    # rows to keep (all if n >= the task's size)
               seed=0,                   # int or numpy Generator
              )->Task:                   # same name and metadata, fewer rows
     "A seeded random subset of `n` samples of `task` (class embeddings unchanged)."
+    check_task(task)
     check_scalar(n, 'n', numbers.Integral, low=1)
     if n >= len(task.labels): return task
     idx = np.sort(check_random_state(seed).choice(len(task.labels), n, replace=False))
@@ -248,6 +277,12 @@ def run_benchmark(tasks:list,           # Task objects
                  )->pd.DataFrame:       # one row per (task, method, seed)
     "Accuracy of methods × tasks (× seeds), resumable: rows already in `out/fname` are not recomputed."
     from joblib import delayed
+    tasks, methods, seeds = _check_tasks(tasks), _check_items(methods, 'methods', 'method names'), _check_seeds(seeds)
+    for i, m in enumerate(methods): check_choice(m, f'methods[{i}]', COLUMN_LABELS)
+    if options is not None and not (isinstance(options, dict) and all(isinstance(o, dict) for o in options.values())):
+        raise InputTypeError(f"options={options!r}; expected None or a dict method -> dict of options")
+    n_jobs, backend, progress = _check_runner(n_jobs, backend, progress)
+    if not isinstance(fname, str) or not fname: raise InputTypeError(f"fname={fname!r}; expected a non-empty file name")
     store = ResultStore(None if out is None else Path(out) / fname)
     done, keys, jobs = store.keys(), [], []
     for task in tasks:
@@ -358,6 +393,7 @@ def grid_prepare(task:Task,             # the batch
                  **geometry,            # further `prepare` options (n_clusters, n_init, knn_method)
                 )->Prepared:            # neighbour lists for max(ks) already searched
     "The task's prepared geometry for one seed: k-means partition and the k-NN lists for the largest k of the grid."
+    ks = _check_items(ks, 'ks', 'neighbourhood sizes')
     prep = prepare_task(task, temperature, k=max(ks), seed=seed, include_self=include_self, **geometry)
     prep.neighbours(max(ks))
     return prep
@@ -389,6 +425,10 @@ def grid_unit(task:Task,                # the batch (labels are used only to sco
              )->list:                   # score rows (task, beta, k, alpha, steps, seed, accuracy, balanced_accuracy)
     "Scores of GeoTTER (true label ratio) for one beta and seed and every k, alpha and L, from one OT solve."
     geometry, transport = _grid_options(kwargs)
+    ks, max_steps = _check_items(ks, 'ks', 'neighbourhood sizes'), check_int(max_steps, 'max_steps', low=1)
+    alphas = _check_items(alphas, 'alphas', 'smoothing weights')
+    if prepared is not None and not isinstance(prepared, Prepared):
+        raise InputTypeError(f"prepared is a {type(prepared).__name__}; expected None or the Prepared of grid_prepare(task, seed, ...)")
     prep = grid_prepare(task, seed, ks, temperature, include_self, **geometry) if prepared is None else prepared
     if prep.n != len(task.labels) or prep.config['seed'] != seed:
         raise ValueError(f"prepared has n={prep.n}, seed={prep.config['seed']}; expected n={len(task.labels)}, seed={seed}")
@@ -418,6 +458,11 @@ def grid_scores(tasks:list,             # Task objects
     "GeoTTER's scores on the (beta, k, alpha, L) grid for every task and seed, cached per (task, beta, seed)."
     from joblib import delayed
     _grid_options(kwargs)                                         # an axis of the grid among the options: an error
+    tasks, seeds = _check_tasks(tasks), _check_seeds(seeds)
+    betas, ks, alphas = (_check_items(v, nm, 'numbers') for v, nm in ((betas, 'betas'), (ks, 'ks'), (alphas, 'alphas')))
+    max_steps = check_int(max_steps, 'max_steps', low=1)
+    n_jobs, backend, progress = _check_runner(n_jobs, backend, progress)
+    if groups is not None and not isinstance(groups, dict): raise InputTypeError(f"groups={groups!r}; expected None or a dict task name -> group")
     store = ResultStore(None if out is None else Path(out) / 'grid.csv')
     done, keys, jobs = store.keys(), [], []
     for task in tasks:
@@ -640,8 +685,8 @@ def run_table1(tasks=DEFAULT_TASKS,     # task names or Task objects
     lt = lodo(scores); lt.to_csv(out / 'lodo.csv', index=False)
     baselines = [m for m in TABLE1_METHODS if m not in _GEOTTER_FAMILY] if baselines is None else baselines
     max_n, kw = MAX_N if max_n is None else max_n, dict(n_jobs=n_jobs, backend=backend, progress=progress)
-    base = [run_benchmark([t], [m for m in baselines if len(t.labels) <= max_n.get(m, np.inf)], out, options=BASELINE_OPTIONS, **kw)
-            for t in loaded]
+    base = [run_benchmark([t], ms, out, options=BASELINE_OPTIONS, **kw) for t in loaded
+            if (ms := [m for m in baselines if len(t.labels) <= max_n.get(m, np.inf)])]
     nolr = [run_benchmark([t], ('geotter-nolr',), out, seeds=seeds, options={'geotter-nolr': _lodo_options(lt, t.name)}, **kw)
             for t in loaded]
     res = pd.concat([*base, *nolr, lodo_results(lt, scores, loaded)], ignore_index=True)

@@ -8,6 +8,8 @@ import errno
 import glob
 import hashlib
 import json
+import math
+import numbers
 import os
 import re
 import shutil
@@ -22,8 +24,8 @@ from typing import Callable
 import numpy as np
 
 # %% auto #0
-__all__ = ['DATA_ENV', 'STORE_ENV', 'NAME_MAX', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'SWAP_ATTEMPTS', 'READ_PATIENCE', 'data_root',
-           'store_root', 'StoreError', 'slug', 'max_name_bytes', 'entry_key', 'key_name', 'check_folder', 'entry_dir',
+__all__ = ['DATA_ENV', 'STORE_ENV', 'NAME_MAX', 'TMP_MAX_AGE', 'FORMAT_VERSION', 'SWAP_ATTEMPTS', 'READ_PATIENCE', 'StoreError',
+           'data_root', 'store_root', 'slug', 'max_name_bytes', 'entry_key', 'key_name', 'check_folder', 'entry_dir',
            'scratch_path', 'is_stale', 'clean_stale', 'atomic_write', 'manifest_checksum', 'file_sha256', 'save_json',
            'read_json', 'swap_in', 'write_entry', 'read_manifest', 'read_entry', 'run_key', 'PartialRun', 'open_run',
            'list_entries']
@@ -32,18 +34,43 @@ __all__ = ['DATA_ENV', 'STORE_ENV', 'NAME_MAX', 'TMP_MAX_AGE', 'FORMAT_VERSION',
 DATA_ENV = 'GEOTTER_DATA'
 STORE_ENV = 'GEOTTER_STORE'
 
+class StoreError(ValueError):
+    "A store entry or partial run that is missing, incomplete, corrupted, or does not match the requested settings."
+
+class _ArgTypeError(StoreError, TypeError):
+    "An argument of the wrong type: a `TypeError`, and a `StoreError` for callers that catch the store's errors."
+
+def _check_path(path, name:str, optional:bool=False)->Path|None:
+    "`path` as a `Path` if it is a `str` or `os.PathLike` (or None, when `optional`); a `TypeError` naming `name` otherwise."
+    if path is None and optional: return None
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise _ArgTypeError(f"{name}={path!r} of type {type(path).__name__}; expected a path (str or pathlib.Path)"
+                            f"{' or None' if optional else ''}")
+    return Path(path)
+
+def _check_flag(x, name:str)->bool:
+    "`x` as a `bool` (numpy bools accepted); anything else, even 0/1 or 'no', raises a `TypeError` naming `name`."
+    if not isinstance(x, (bool, np.bool_)): raise _ArgTypeError(f"{name}={x!r} of type {type(x).__name__}; expected True or False")
+    return bool(x)
+
+def _check_age(x, name:str='max_age')->float:
+    "`x` as a finite number of seconds >= 0; a `TypeError` or `StoreError` naming `name` otherwise."
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise _ArgTypeError(f"{name}={x!r} of type {type(x).__name__}; expected a number of seconds")
+    if not (math.isfinite(x) and x >= 0): raise StoreError(f"{name}={x!r}; expected a finite number of seconds >= 0")
+    return float(x)
+
 def data_root(path:str|Path|None=None)->Path:
     "The data directory: `path`, else `$GEOTTER_DATA`, else `~/data`."
+    _check_path(path, 'path', optional=True)
     return Path(path or os.environ.get(DATA_ENV) or Path.home() / 'data').expanduser()
 
 def store_root(root:str|Path|None=None)->Path:
     "The store's root: `root`, else `$GEOTTER_STORE`, else `<data_root()>/store`."
+    _check_path(root, 'root', optional=True)
     return Path(root or os.environ.get(STORE_ENV) or data_root() / 'store').expanduser()
 
 # %% ../nbs/16_store.ipynb #8fc22440
-class StoreError(ValueError):
-    "A store entry or partial run that is missing, incomplete, corrupted, or does not match the requested settings."
-
 def slug(s)->str:
     "`s` as one safe path component: runs of characters other than letters, digits, '.', '_', '-' become '-'."
     return re.sub(r'[^A-Za-z0-9._-]+', '-', str(s)).strip('-')
@@ -80,6 +107,7 @@ def key_name(key:str)->str|None:
 # %% ../nbs/16_store.ipynb #c335e5a6
 def check_folder(path:Path, label:str, hint:str='')->Path:
     "`path` unless something other than a folder is there; then a `StoreError`: '<label> is a file; expected a folder<hint>'."
+    path = _check_path(path, 'path')
     if path.exists() and not path.is_dir(): raise StoreError(f"{label} is a file; expected a folder{hint}")
     return path
 
@@ -100,6 +128,7 @@ _LEGACY_TMP = re.compile(r'^\..+\.[0-9a-f]{8}\.tmp$')
 
 def scratch_path(path:Path, kind:str='tmp')->Path:
     "A fresh name beside `path` for a temporary file ('tmp') or a staged ('new') or retired ('old') entry."
+    path = _check_path(path, 'path')
     return path.with_name(f'.{path.name}~{socket.gethostname()}~{os.getpid()}~{uuid.uuid4().hex[:8]}.{kind}')
 
 # %% ../nbs/16_store.ipynb #88bc0584
@@ -114,7 +143,8 @@ def _alive(pid:int)->bool:
 # %% ../nbs/16_store.ipynb #9b5faf78
 def is_stale(f:str|Path, max_age:float=TMP_MAX_AGE)->bool:
     "Whether `f` is scratch of a writer that is gone: a dead process on this host, else older than `max_age` s."
-    f = Path(f); m = _SCRATCH.match(f.name)
+    _check_age(max_age)
+    f = _check_path(f, 'f'); m = _SCRATCH.match(f.name)
     if m is None and not _LEGACY_TMP.match(f.name): return False
     if m is not None and m['host'] == socket.gethostname() and os.name != 'nt':   # on Windows os.kill terminates: age decides
         return int(m['pid']) != os.getpid() and not _alive(int(m['pid']))
@@ -123,7 +153,7 @@ def is_stale(f:str|Path, max_age:float=TMP_MAX_AGE)->bool:
 # %% ../nbs/16_store.ipynb #4b93f1df
 def clean_stale(directory:str|Path, max_age:float=TMP_MAX_AGE)->list:
     "Remove the stale scratch items in `directory` (not recursive), restoring an orphaned complete entry; their paths."
-    d = Path(directory)
+    d = _check_path(directory, 'directory'); _check_age(max_age)
     if not d.is_dir(): return []
     done = []
     for f in sorted(d.iterdir(), key=lambda p: not p.name.endswith('.new')):   # staged entries first
@@ -164,6 +194,7 @@ def _canonical(obj)->bytes: return json.dumps(obj, sort_keys=True, separators=('
 
 def manifest_checksum(manifest:dict)->str:
     "SHA-256 of the canonical JSON of `manifest` without its 'checksum' key (metadata and file records)."
+    if not isinstance(manifest, dict): raise _ArgTypeError(f"manifest is a {type(manifest).__name__}; expected a dict")
     return hashlib.sha256(_canonical({k: v for k, v in manifest.items() if k != 'checksum'})).hexdigest()
 
 # %% ../nbs/16_store.ipynb #d9859d97
@@ -214,7 +245,7 @@ def _write_array(d:Path, k:str, a:np.ndarray)->dict:
 # %% ../nbs/16_store.ipynb #5f9bba0f
 def _entry_path(path)->Path:
     "`path` made absolute without resolving links (so `a/../b` is `b`); `StoreError` if it ends in '..'."
-    if Path(path).name in ('', '..'): raise StoreError(f"{path}: not an entry folder (it ends in '..' or is a root)")
+    if Path(_check_path(path, 'path')).name in ('', '..'): raise StoreError(f"{path}: not an entry folder (it ends in '..' or is a root)")
     return Path(os.path.abspath(path))
 
 def _key(path:Path)->list: return [path.parent.name, path.name]
@@ -226,16 +257,34 @@ def _other_key(path:Path):
     return k if isinstance(k, list) and k != _key(path) else None
 
 # %% ../nbs/16_store.ipynb #a7e1c0d3
+def _check_arrays(arrays)->dict:
+    "`arrays` as a dict of numpy arrays whose names can be file names; a `TypeError` or `StoreError` naming the array otherwise."
+    if not isinstance(arrays, dict): raise _ArgTypeError(f"arrays is a {type(arrays).__name__}; expected a dict name -> array")
+    out = {}
+    for k, a in arrays.items():
+        if not isinstance(k, str): raise _ArgTypeError(f"arrays key {k!r} of type {type(k).__name__}; expected a string")
+        if k == '' or any(c in k for c in '/\\\0'):
+            raise StoreError(f"arrays key {k!r} cannot name a file; expected a non-empty name without '/', '\\' or NUL")
+        if len(os.fsencode(f'{k}.npy')) > max_name_bytes():
+            raise StoreError(f"arrays key {k[:40]!r}... is too long for a file name; the limit is {max_name_bytes()} bytes with '.npy'")
+        try: a = np.asarray(a)
+        except (TypeError, ValueError) as e: raise _ArgTypeError(f"arrays[{k!r}] is not an array ({e})") from None
+        if a.dtype.hasobject: raise _ArgTypeError(f"arrays[{k!r}] has dtype object; expected an array of numbers or strings")
+        out[k] = a
+    return out
+
 def write_entry(path:str|Path,     # entry directory
                 arrays:dict,       # name -> numpy array, written as <name>.npy
                 manifest:dict,     # JSON-serialisable metadata; 'format', 'files', 'key', 'write_id' and 'checksum' are added
                )->dict:            # the manifest as written
     "Write a store entry beside `path` (arrays, then the checksummed manifest) and swap it in at the end."
-    path = _entry_path(path); path.parent.mkdir(parents=True, exist_ok=True); clean_stale(path.parent)
+    path = _entry_path(path); arrays = _check_arrays(arrays)
+    if not isinstance(manifest, dict): raise _ArgTypeError(f"manifest is a {type(manifest).__name__}; expected a dict of metadata")
+    path.parent.mkdir(parents=True, exist_ok=True); clean_stale(path.parent)
     if (k := _other_key(path)): raise StoreError(f"{path}: holds the entry {'/'.join(k)} (a file system that ignores case?); use another name")
     stage = scratch_path(path, 'new'); stage.mkdir()
     try:
-        files = {k: _write_array(stage, k, np.asarray(a)) for k, a in arrays.items()}
+        files = {k: _write_array(stage, k, a) for k, a in arrays.items()}
         m = json.loads(json.dumps(dict(manifest, format='geotter-embeddings', format_version=FORMAT_VERSION, files=files, key=_key(path), write_id=uuid.uuid4().hex)))
         m['checksum'] = manifest_checksum(m)
         save_json(stage / 'manifest.json', m)
@@ -337,6 +386,7 @@ def read_entry(path:str|Path,      # entry directory
               )->tuple:            # (arrays dict, manifest dict)
     "The arrays and manifest of a complete store entry, checked; read again while another process rewrites it."
     path, deadline, wait = _entry_path(path), time.monotonic() + READ_PATIENCE, 0.002
+    verify = _check_flag(verify, 'verify')
     while True:
         raw = _manifest_bytes(path)
         try:
@@ -370,7 +420,9 @@ def open_run(entry:str|Path,          # entry directory; the run lives in <entry
              overwrite:bool=False,    # discard a partial run made with other settings instead of refusing
             )->PartialRun:
     "Start or resume the partial run of `entry` with `settings`; `StoreError` naming `run.json` if they differ."
-    part = Path(entry) / 'partial'; rf = part / 'run.json'
+    part = _check_path(entry, 'entry') / 'partial'; rf = part / 'run.json'
+    if not isinstance(settings, dict): raise _ArgTypeError(f"settings is a {type(settings).__name__}; expected a dict")
+    overwrite = _check_flag(overwrite, 'overwrite')
     if rf.exists():
         have, want = read_json(rf, 'run record'), json.loads(json.dumps(settings))
         if not isinstance(have, dict): raise StoreError(f"{rf}: not a run record (a JSON object); delete it")

@@ -559,3 +559,103 @@ def test_drifted_class_embeddings_keep_their_values():
     c = np.stack([r.choice(np.delete(np.arange(M), j), 2, replace=False) for j in range(M)])
     D = Pn[c].sum(1); D /= np.linalg.norm(D, axis=1, keepdims=True); E = Pn + 0.5 * D
     np.testing.assert_array_equal(conf, c); np.testing.assert_array_equal(Yd, E / np.linalg.norm(E, axis=1, keepdims=True))
+
+
+# store and experiment runners: bad arguments refused by name before any work is done
+from geotter import store as SO
+
+STORE_BAD = {
+    'write_entry arrays None': (lambda p: SO.write_entry(p / 'e' / 'b', None, {}), 'arrays'),
+    'write_entry arrays a list': (lambda p: SO.write_entry(p / 'e' / 'b', [np.ones(2)], {}), 'arrays'),
+    'write_entry arrays key escapes the entry': (lambda p: SO.write_entry(p / 'e' / 'b', {'../x': np.ones(2)}, {}), 'arrays key'),
+    'write_entry arrays key with a slash': (lambda p: SO.write_entry(p / 'e' / 'b', {'a/b': np.ones(2)}, {}), 'arrays key'),
+    'write_entry arrays key empty': (lambda p: SO.write_entry(p / 'e' / 'b', {'': np.ones(2)}, {}), 'arrays key'),
+    'write_entry arrays key too long': (lambda p: SO.write_entry(p / 'e' / 'b', {'x' * 300: np.ones(2)}, {}), 'arrays key'),
+    'write_entry arrays key an int': (lambda p: SO.write_entry(p / 'e' / 'b', {3: np.ones(2)}, {}), 'arrays key'),
+    'write_entry arrays object': (lambda p: SO.write_entry(p / 'e' / 'b', {'x': None}, {}), "arrays['x']"),
+    'write_entry manifest None': (lambda p: SO.write_entry(p / 'e' / 'b', {'x': np.ones(2)}, None), 'manifest'),
+    'write_entry manifest a list': (lambda p: SO.write_entry(p / 'e' / 'b', {'x': np.ones(2)}, [1]), 'manifest'),
+    'write_entry path None': (lambda p: SO.write_entry(None, {'x': np.ones(2)}, {}), 'path'),
+    'read_entry path None': (lambda p: SO.read_entry(None), 'path'),
+    'read_entry verify a string': (lambda p: SO.read_entry(p / 'e' / 'b', verify='no'), 'verify'),
+    'read_entry verify None': (lambda p: SO.read_entry(p / 'e' / 'b', verify=None), 'verify'),
+    'read_manifest path an int': (lambda p: SO.read_manifest(3), 'path'),
+    'store_root root 0': (lambda p: SO.store_root(0), 'root'),
+    'store_root root False': (lambda p: SO.store_root(False), 'root'),
+    'data_root path a list': (lambda p: SO.data_root([]), 'path'),
+    'entry_dir root an int': (lambda p: SO.entry_dir('a', 'b', 3), 'root'),
+    'list_entries root an int': (lambda p: SO.list_entries(3), 'root'),
+    'check_folder path None': (lambda p: SO.check_folder(None, 'x'), 'path'),
+    'scratch_path path None': (lambda p: SO.scratch_path(None), 'path'),
+    'clean_stale max_age NaN': (lambda p: SO.clean_stale(p, max_age=float('nan')), 'max_age'),
+    'clean_stale max_age None': (lambda p: SO.clean_stale(p, max_age=None), 'max_age'),
+    'manifest_checksum None': (lambda p: SO.manifest_checksum(None), 'manifest'),
+    'open_run settings a list': (lambda p: SO.open_run(p / 'r', [1]), 'settings'),
+    'open_run overwrite a string': (lambda p: SO.open_run(p / 'r', {}, overwrite='no'), 'overwrite'),
+}
+
+@pytest.mark.parametrize('case', list(STORE_BAD))
+def test_store_refuses_a_bad_argument_by_name(case, tmp_path):
+    SO.write_entry(tmp_path / 'e' / 'b', {'x': np.ones(2)}, {})
+    call, arg = STORE_BAD[case]
+    with pytest.raises((ValueError, TypeError)) as info: call(tmp_path)
+    assert arg in str(info.value), f"{case}: {type(info.value).__name__}: {info.value}"
+    assert sorted(p.name for p in (tmp_path / 'e').iterdir()) == ['b'], case      # nothing written beside the entry
+    assert sorted(p.name for p in (tmp_path / 'e' / 'b').iterdir()) == ['manifest.json', 'x.npy'], case
+
+def test_store_valid_edge_arguments_still_work(tmp_path):
+    SO.write_entry(str(tmp_path / 'e' / 'b'), {'x.y': np.ones(2), 'a b': np.arange(3)}, {'n': 1})
+    arrays, m = SO.read_entry(tmp_path / 'e' / 'b', verify=np.bool_(False))
+    assert sorted(arrays) == ['a b', 'x.y'] and m['n'] == 1
+    assert SO.store_root(str(tmp_path)) == tmp_path and SO.list_entries(tmp_path) == [('e', 'b', True)]
+    assert SO.clean_stale(tmp_path, max_age=0) == []
+
+
+RUNNER_TASK = G.Task('runner', np.arange(12) % 3, X=rng.normal(size=(12, 8)), Y=rng.normal(size=(3, 8)))
+GRID = dict(betas=(0.5,), ks=(3,), alphas=(0.3,), seeds=(0,), max_steps=1, progress=False)
+
+RUNNER_BAD = {
+    'run_benchmark tasks empty': (lambda: EX.run_benchmark([], ['zs'], progress=False), 'tasks'),
+    'run_benchmark tasks entry None': (lambda: EX.run_benchmark([None], ['zs'], progress=False), 'tasks[0]'),
+    'run_benchmark tasks entry a name': (lambda: EX.run_benchmark(['synthetic'], ['zs'], progress=False), 'tasks[0]'),
+    'run_benchmark methods empty': (lambda: EX.run_benchmark([RUNNER_TASK], [], progress=False), 'methods'),
+    'run_benchmark methods a string': (lambda: EX.run_benchmark([RUNNER_TASK], 'zs', progress=False), 'methods'),
+    'run_benchmark methods unknown': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs', 'bogus'], progress=False), 'methods[1]'),
+    'run_benchmark options a list': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs'], options=[1], progress=False), 'options'),
+    'run_benchmark seeds empty': (lambda: EX.run_benchmark([RUNNER_TASK], ['geotter'], seeds=[], progress=False), 'seeds'),
+    'run_benchmark seeds negative': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs'], seeds=[-1], progress=False), 'seeds[0]'),
+    'run_benchmark n_jobs zero': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs'], n_jobs=0, progress=False), 'n_jobs'),
+    'run_benchmark n_jobs None': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs'], n_jobs=None, progress=False), 'n_jobs'),
+    'run_benchmark n_jobs bool': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs'], n_jobs=True, progress=False), 'n_jobs'),
+    'run_benchmark backend an int': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs'], backend=3, progress=False), 'backend'),
+    'run_benchmark progress a string': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs'], progress='no'), 'progress'),
+    'run_benchmark fname None': (lambda: EX.run_benchmark([RUNNER_TASK], ['zs'], fname=None, progress=False), 'fname'),
+    'grid_scores tasks empty': (lambda: EX.grid_scores([], **GRID), 'tasks'),
+    'grid_scores tasks entry None': (lambda: EX.grid_scores([None], **GRID), 'tasks[0]'),
+    'grid_scores betas empty': (lambda: EX.grid_scores([RUNNER_TASK], **{**GRID, 'betas': ()}), 'betas'),
+    'grid_scores ks empty': (lambda: EX.grid_scores([RUNNER_TASK], **{**GRID, 'ks': ()}), 'ks'),
+    'grid_scores alphas empty': (lambda: EX.grid_scores([RUNNER_TASK], **{**GRID, 'alphas': ()}), 'alphas'),
+    'grid_scores seeds empty': (lambda: EX.grid_scores([RUNNER_TASK], **{**GRID, 'seeds': ()}), 'seeds'),
+    'grid_scores max_steps zero': (lambda: EX.grid_scores([RUNNER_TASK], **{**GRID, 'max_steps': 0}), 'max_steps'),
+    'grid_scores max_steps a string': (lambda: EX.grid_scores([RUNNER_TASK], **{**GRID, 'max_steps': 'a'}), 'max_steps'),
+    'grid_scores n_jobs zero': (lambda: EX.grid_scores([RUNNER_TASK], n_jobs=0, **GRID), 'n_jobs'),
+    'grid_scores groups an int': (lambda: EX.grid_scores([RUNNER_TASK], groups=3, **GRID), 'groups'),
+    'grid_unit max_steps negative': (lambda: EX.grid_unit(RUNNER_TASK, 0.5, ks=(3,), alphas=(0.3,), max_steps=-2), 'max_steps'),
+    'grid_unit max_steps bool': (lambda: EX.grid_unit(RUNNER_TASK, 0.5, ks=(3,), alphas=(0.3,), max_steps=True), 'max_steps'),
+    'grid_unit prepared an int': (lambda: EX.grid_unit(RUNNER_TASK, 0.5, ks=(3,), prepared=3), 'prepared'),
+    'grid_unit alphas None': (lambda: EX.grid_unit(RUNNER_TASK, 0.5, ks=(3,), alphas=None), 'alphas'),
+    'grid_prepare ks empty': (lambda: EX.grid_prepare(RUNNER_TASK, ks=()), 'ks'),
+    'subsample task None': (lambda: EX.subsample(None, 5), 'task'),
+}
+
+@pytest.mark.parametrize('case', list(RUNNER_BAD))
+def test_experiment_runners_refuse_a_bad_argument_by_name(case):
+    call, arg = RUNNER_BAD[case]
+    with pytest.raises((ValueError, TypeError)) as info: call()
+    assert arg in str(info.value), f"{case}: {type(info.value).__name__}: {info.value}"
+
+def test_experiment_runners_accept_valid_edge_arguments():
+    res = EX.run_benchmark((RUNNER_TASK,), np.array(['zs', 'geotter']), seeds=range(1), n_jobs=1, progress=np.bool_(False))
+    assert sorted(res.method) == ['geotter', 'zs'] and res.accuracy.between(0, 100).all()
+    s = EX.grid_scores([RUNNER_TASK], **{**GRID, 'betas': [0.0, 0.5], 'seeds': [np.int64(0), 1], 'max_steps': 2})
+    assert len(s) == 12 and set(s.steps) == {0, 1, 2}
