@@ -210,7 +210,7 @@ def posterior_models(task:Task,         # the batch (labels unused)
                      **kw,              # further GeoTTER options (beta, k, alpha, steps, ...)
                     )->dict:            # method -> PosteriorModel
     "Run each method once on `task` (GeoTTER once for all its maps) and return the posterior maps."
-    if isinstance(methods, str) or not hasattr(methods, '__iter__'): raise InputTypeError(f"methods={methods!r}; expected a list of names from {POSTERIORS}")
+    methods = check_sequence(methods, 'methods', f'a list of names from {POSTERIORS}')
     bad = [m for m in methods if m not in POSTERIORS]
     if bad: raise ValueError(f"method={bad[0]!r}; expected one of {POSTERIORS}")
     check_task(task)
@@ -257,7 +257,8 @@ def fit_temperature(model:PosteriorModel, # posterior map (from `posterior_model
     if not isinstance(model, PosteriorModel): raise InputTypeError(f"model is a {type(model).__name__}; expected a PosteriorModel (`posterior_model`)")
     n, m = np.shape(model.logits if model.has_temperature else model.plan)
     y = check_labels(labels, 'labels', n=n, m=m); rows = np.arange(n) if rows is None else check_labels(rows, 'rows', m=n)
-    if isinstance(bounds, str) or not hasattr(bounds, '__len__') or len(bounds) != 2: raise InputTypeError(f"bounds={bounds!r}; expected (low, high) temperatures")
+    bounds = check_sequence(bounds, 'bounds', '(low, high) temperatures')
+    if len(bounds) != 2: raise InputTypeError(f"bounds={bounds!r}; expected (low, high) temperatures")
     check_scalar(bounds[1], 'bounds[1]', low=check_scalar(bounds[0], 'bounds[0]', low=0, low_open=True), low_open=True)
     if not model.has_temperature: return 1.0
     f = lambda lt: nll(np.asarray(model.probs(float(np.exp(lt))))[rows], y[rows], floor=1e-300)

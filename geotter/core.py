@@ -15,10 +15,10 @@ import torch
 # %% auto #0
 __all__ = ['Array', 'CLIP_TEMPERATURE', 'MAX_LENGTH', 'PROGRESS_WORK', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input',
            'check_matrix', 'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool',
-           'check_choice', 'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity',
-           'zero_shot_logits', 'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy',
-           'balanced_accuracy', 'check_labels', 'class_prior', 'check_random_state', 'check_progress', 'show_progress',
-           'progress_bar', 'advance_bar', 'Task', 'check_task', 'check_frame']
+           'check_choice', 'check_sequence', 'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings',
+           'cosine_similarity', 'zero_shot_logits', 'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict',
+           'accuracy', 'balanced_accuracy', 'check_labels', 'class_prior', 'check_random_state', 'check_progress',
+           'show_progress', 'progress_bar', 'advance_bar', 'Task', 'check_task', 'check_frame']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -174,6 +174,11 @@ def check_choice(x, name:str, options)->str:
     "`x` if it is one of `options`, else a `ValueError` listing them."
     if not isinstance(x, str) or x not in options: raise ValueError(f"{name}={x!r}; expected one of {tuple(options)}")
     return x
+
+def check_sequence(x, name:str, expected:str)->tuple:
+    "`x` as a tuple if it is a sequence of items (list, tuple, array, ...), not one string; `InputTypeError` saying `expected` otherwise."
+    if isinstance(x, (str, bytes)) or not hasattr(x, '__iter__'): raise InputTypeError(f"{name}={x!r}; expected {expected}")
+    return tuple(x)
 
 def check_k(k:int, n:int, name:str='k')->int:
     r"The neighbourhood size `k`, checked to satisfy $1\le k<n$."

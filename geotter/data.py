@@ -487,12 +487,18 @@ def _embed_batches(samples, encoder:Encoder, run:PartialRun, batch_size:int, num
     return np.concatenate([c['X'] for c in chunks]), np.concatenate([c['labels'] for c in chunks])
 
 # %% ../nbs/17_data.ipynb #fbe98686
+def _distinct_names(names, m:int|None=None)->bool:
+    "Whether `names` is a sequence (not one string) of distinct non-empty strings, `m` of them if given."
+    if isinstance(names, (str, bytes)) or not hasattr(names, '__iter__'): return False
+    names = list(names)
+    return (len(names) > 0 and (m is None or len(names) == m) and all(isinstance(c, str) and c for c in names)
+            and len(set(names)) == len(names))
+
 def _check_write_args(samples, class_names, encoder, out, meta, overwrite, progress)->Path:
     "`out` as a Path, once the other arguments of `write_embeddings` are checked; each error names its argument."
     if not hasattr(samples, '__len__') or not hasattr(samples, '__getitem__'): raise InputTypeError(f"samples is a {type(samples).__name__}; expected an indexable sequence of (sample, label) pairs")
     if not len(samples): raise ValueError("samples is empty; expected at least one (sample, label) pair")
-    names = None if class_names is None or isinstance(class_names, (str, bytes)) or not hasattr(class_names, '__iter__') else list(class_names)
-    if not names or not all(isinstance(c, str) and c for c in names) or len(set(names)) != len(names):
+    if not _distinct_names(class_names):
         raise ValueError(f"class_names={str(class_names)[:80]}; expected a list of distinct non-empty strings, in label order")
     if not isinstance(encoder, Encoder): raise InputTypeError(f"encoder is a {type(encoder).__name__}; expected a geotter.data.Encoder (load_encoder)")
     if not isinstance(out, (str, os.PathLike)): raise InputTypeError(f"out is a {type(out).__name__}; expected the path of the entry directory")
@@ -658,7 +664,7 @@ def _check_entry(arrs:dict, m:dict, where:Path)->None:
     if X.dtype.kind != 'f' or Y.dtype.kind != 'f' or not (np.isfinite(X).all() and np.isfinite(Y).all()): bad("X and Y must be finite floats")
     if y.ndim != 1 or len(y) != len(X) or y.dtype.kind not in 'iu' or (len(y) and (y.min() < 0 or y.max() >= len(Y))):
         bad(f"labels {list(y.shape)} {y.dtype}; expected {len(X)} integer labels in [0, {len(Y)})")
-    if not (isinstance(names, list) and len(names) == len(Y) and all(isinstance(c, str) and c for c in names) and len(set(names)) == len(names)):
+    if not (isinstance(names, list) and _distinct_names(names, len(Y))):
         bad(f"class_names must be {len(Y)} distinct non-empty strings")
 
 def load_embeddings(name:str,                 # entry name, e.g. 'cifar10'

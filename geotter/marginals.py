@@ -129,7 +129,7 @@ def batch_priors(batch_prior,            # (m,) true class proportions of the ba
     "Priors a user might supply for a batch: its own proportions, perturbed copies at exact TV, and the global prior."
     batch_prior = check_prior(batch_prior, None, 'batch_prior').cpu().numpy()
     global_prior = check_prior(global_prior, len(batch_prior), 'global_prior').cpu().numpy()
-    if isinstance(tvs, str) or not hasattr(tvs, '__iter__'): raise InputTypeError(f"tvs={tvs!r}; expected a sequence of TV errors")
+    tvs = check_sequence(tvs, 'tvs', 'a sequence of TV errors')
     for i, t in enumerate(tvs): check_scalar(t, f'tvs[{i}]', low=0, high=1)
     out = [('batch', 0.0, np.asarray(batch_prior, dtype=np.float64))]
     out += [('tv', float(t), prior_at_tv(batch_prior, t, seed=seed)) for t in tvs]
@@ -141,7 +141,7 @@ def robust_options(rhos=(DEFAULT_RHO,),  # unbalanced strengths to try
                   )->dict:               # method name -> transport_and_smooth options
     "GeoTTER option sets compared on partial batches: paper, prior-preserving, unbalanced (± projection)."
     check_scalar(reg, 'reg', low=0, low_open=True)
-    if isinstance(rhos, str) or not hasattr(rhos, '__iter__'): raise InputTypeError(f"rhos={rhos!r}; expected a sequence of strengths rho")
+    rhos = check_sequence(rhos, 'rhos', 'a sequence of strengths rho')
     for r in rhos: _check_rho(r)
     opts = {'geotter': {}, 'geotter-project': dict(preserve_prior='project')}
     for r in rhos:

@@ -92,8 +92,8 @@ def prompt_variants(X, Ys,              # (n, d) samples, (T, m, d) per-template
                    )->dict:             # variant name -> (m, d) class embeddings
     "Single-template class embeddings and the template ensembles (one per weighting rule)."
     E = np.asarray(_check_Ys(Ys).cpu(), dtype=np.float32)
-    if isinstance(templates, str) or not hasattr(templates, '__len__'): raise InputTypeError(f"templates={templates!r}; expected a list of T templates")
-    if isinstance(rules, str) or not hasattr(rules, '__iter__'): raise InputTypeError(f"rules={rules!r}; expected a list of names from {WEIGHT_RULES}")
+    templates = check_sequence(templates, 'templates', 'a list of T templates')
+    rules = check_sequence(rules, 'rules', f'a list of names from {WEIGHT_RULES}')
     for r in rules: check_choice(r, 'rules', WEIGHT_RULES)
     if len(templates) != len(E): raise ValueError(f"{len(templates)} templates for {len(E)} embedding matrices")
     out = {f'T{t}: {tp}': E[t] for t, tp in enumerate(templates)}

@@ -60,8 +60,7 @@ def noise_unit(task:Task,               # clean task with embeddings
               )->list:                  # rows: task, kind, level, seed, method, strength, accuracy, balanced_accuracy
     "ZS, OTTER, the peers and GeoTTER (beta=s, alpha=1-s) on the task perturbed by `kind` noise of size `level`."
     t = perturb(task, kind, level, seed)
-    if isinstance(strengths, str) or not hasattr(strengths, '__iter__'):
-        raise InputTypeError(f"strengths={strengths!r}; expected a sequence of GeoTTER strengths in [0, 1]")
+    strengths = check_sequence(strengths, 'strengths', 'a sequence of GeoTTER strengths in [0, 1]')
     for i, s in enumerate(strengths): check_scalar(s, f'strengths[{i}]', low=0, high=1)
     info = dict(kind=kind, level=float(level), seed=int(seed))
     baselines = ('zs', 'otter') + PEER_METHODS if baselines is None else tuple(baselines)

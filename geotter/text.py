@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 
 from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, accuracy, check_bool, check_int, check_labels,
-                          check_matrix, check_random_state, check_scalar, check_task, zero_shot_logits)
+                          check_matrix, check_random_state, check_scalar, check_sequence, check_task, zero_shot_logits)
 from .transport import otter
 from .store import atomic_write, data_root, read_manifest
 from .data import DatasetSpec, Encoder, asset_path, class_embeddings, extract, register_dataset, WORDNET_SAMPLE
@@ -177,9 +177,7 @@ def template_accuracies(task:Task,                # X (n, d) text embeddings, la
                        )->pd.DataFrame:           # one row per template: zero-shot and OTTER accuracy
     "Zero-shot and OTTER (true prior) accuracy of `task` for each template's class embeddings."
     if check_task(task).X is None: raise ValueError(f"task {task.name!r} has logits only; expected a task with embeddings X")
-    for nm, v in (('Ys', Ys), ('templates', templates)):
-        if v is None or isinstance(v, str) or not hasattr(v, '__len__'):
-            raise InputTypeError(f"{nm} is a {type(v).__name__}; expected a sequence with one entry per template")
+    for nm, v in (('Ys', Ys), ('templates', templates)): check_sequence(v, nm, 'a sequence with one entry per template')
     if len(Ys) != len(templates): raise ValueError(f"Ys has {len(Ys)} matrices but templates has {len(templates)}; expected one per template")
     rows = []
     for t, Y in zip(templates, Ys):
