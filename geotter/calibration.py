@@ -254,7 +254,7 @@ def fit_temperature(model:PosteriorModel, # posterior map (from `posterior_model
                    )->float:            # tau minimising the NLL on `rows` (1.0 for plan posteriors)
     "Temperature scaling: the $\\tau$ minimising the NLL of `model.probs(tau)` on the calibration rows [1]."
     from scipy.optimize import minimize_scalar
-    if not isinstance(model, PosteriorModel): raise InputTypeError(f"model is a {type(model).__name__}; expected a PosteriorModel (`posterior_model`)")
+    check_type(model, 'model', PosteriorModel, "a PosteriorModel (`posterior_model`)")
     n, m = np.shape(model.logits if model.has_temperature else model.plan)
     y = check_labels(labels, 'labels', n=n, m=m); rows = np.arange(n) if rows is None else check_labels(rows, 'rows', m=n)
     bounds = check_sequence(bounds, 'bounds', '(low, high) temperatures')

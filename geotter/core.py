@@ -15,10 +15,11 @@ import torch
 # %% auto #0
 __all__ = ['Array', 'CLIP_TEMPERATURE', 'MAX_LENGTH', 'PROGRESS_WORK', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input',
            'check_matrix', 'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool',
-           'check_choice', 'check_sequence', 'check_k', 'l2_normalize', 'check_temperature', 'check_embeddings',
-           'cosine_similarity', 'zero_shot_logits', 'softmax', 'log_softmax', 'nll_cost', 'cosine_cost', 'predict',
-           'accuracy', 'balanced_accuracy', 'check_labels', 'class_prior', 'check_random_state', 'check_progress',
-           'show_progress', 'progress_bar', 'advance_bar', 'Task', 'check_task', 'check_frame']
+           'check_choice', 'check_type', 'check_sequence', 'check_k', 'l2_normalize', 'check_temperature',
+           'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax', 'log_softmax', 'nll_cost',
+           'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'check_labels', 'class_prior',
+           'check_random_state', 'check_progress', 'show_progress', 'progress_bar', 'advance_bar', 'Task', 'check_task',
+           'check_frame']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -173,6 +174,11 @@ def check_bool(x, name:str)->bool:
 def check_choice(x, name:str, options)->str:
     "`x` if it is one of `options`, else a `ValueError` listing them."
     if not isinstance(x, str) or x not in options: raise ValueError(f"{name}={x!r}; expected one of {tuple(options)}")
+    return x
+
+def check_type(x, name:str, types, expected:str):
+    "`x` if it is an instance of `types`; `InputTypeError` naming `name` and saying `expected` otherwise."
+    if not isinstance(x, types): raise InputTypeError(f"{name} is a {type(x).__name__}; expected {expected}")
     return x
 
 def check_sequence(x, name:str, expected:str)->tuple:
@@ -405,8 +411,7 @@ class Task:
 # %% ../nbs/00_core.ipynb #ab9e3361
 def check_task(task, name:str='task')->Task:
     "`task` if it is a `Task`; `InputTypeError` naming `name` otherwise."
-    if not isinstance(task, Task): raise InputTypeError(f"{name} is a {type(task).__name__}; expected a geotter.Task (e.g. Task(name, labels, X=X, Y=Y))")
-    return task
+    return check_type(task, name, Task, "a geotter.Task (e.g. Task(name, labels, X=X, Y=Y))")
 
 # %% ../nbs/00_core.ipynb #4983c242
 def check_frame(df,                   # the argument to check

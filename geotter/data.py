@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .core import CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, check_bool, check_int, check_labels, check_scalar
+from .core import CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, check_bool, check_int, check_labels, check_scalar, check_type
 from .synthetic import make_long_tail
 from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun, data_root, store_root, slug, scratch_path,
                            check_folder, entry_dir, file_sha256, write_entry, read_manifest, read_entry, list_entries, open_run)
@@ -500,9 +500,9 @@ def _check_write_args(samples, class_names, encoder, out, meta, overwrite, progr
     if not len(samples): raise ValueError("samples is empty; expected at least one (sample, label) pair")
     if not _distinct_names(class_names):
         raise ValueError(f"class_names={str(class_names)[:80]}; expected a list of distinct non-empty strings, in label order")
-    if not isinstance(encoder, Encoder): raise InputTypeError(f"encoder is a {type(encoder).__name__}; expected a geotter.data.Encoder (load_encoder)")
-    if not isinstance(out, (str, os.PathLike)): raise InputTypeError(f"out is a {type(out).__name__}; expected the path of the entry directory")
-    if meta is not None and not isinstance(meta, dict): raise InputTypeError(f"meta is a {type(meta).__name__}; expected a dict")
+    check_type(encoder, 'encoder', Encoder, "a geotter.data.Encoder (load_encoder)")
+    check_type(out, 'out', (str, os.PathLike), "the path of the entry directory")
+    check_type(meta, 'meta', (dict, type(None)), "a dict")
     check_bool(overwrite, 'overwrite'); check_bool(progress, 'progress')
     return Path(out)
 
@@ -899,7 +899,7 @@ def load_task(name:str,                    # see the table above
               **kwargs,                    # passed to `make_long_tail` for 'synthetic'
              )->Task:
     "Any task by name: 'wordnet-sample', 'synthetic', a real logit or image-feature task, or a store entry."
-    if not isinstance(name, str): raise InputTypeError(f"name is a {type(name).__name__}; expected a task name (see the table above)")
+    check_type(name, 'name', str, "a task name (see the table above)")
     if name == 'wordnet-sample': return load_sample()
     if name == 'synthetic': return make_long_tail(**kwargs)
     if name in LOGIT_TASKS: return load_logits(name, logits)

@@ -86,7 +86,7 @@ def fit_label_free(X, Y,                # split A: (N, d) embeddings and (m, d) 
     m = None if Y is None else check_matrix(Y, 'Y').shape[0]
     L = np.asarray(check_matrix(logits, 'logits', cols=m, dtype=torch.float64))
     if X is not None: check_matrix(X, 'X', rows=len(L))         # the teacher's rows are the rows of the logits
-    if not isinstance(em_kw, (dict, type(None))): raise InputTypeError(f"em_kw is a {type(em_kw).__name__}; expected a dict of `em_prior` options")
+    check_type(em_kw, 'em_kw', (dict, type(None)), "a dict of `em_prior` options")
     q_em = np.asarray(em_prior(softmax(L), **(em_kw or {}))) if (isinstance(target, str) and target == 'em') else None
     if isinstance(target, str) and target not in ('em', 'uniform'):
         raise ValueError(f"target={target!r}; expected 'em', 'uniform' or an array")

@@ -138,7 +138,7 @@ def check_stream_options(options:dict,
                          dtype:torch.dtype=torch.float64, # dtype of the class embeddings (cos/temperature is computed in it)
                         )->dict:
     "Stream options completed with `STREAM_DEFAULTS` and validated (ValueError naming the option)."
-    if not isinstance(options, dict): raise InputTypeError(f"options is a {type(options).__name__}; expected a dict of stream options")
+    check_type(options, 'options', dict, "a dict of stream options")
     bad = set(options) - set(STREAM_DEFAULTS)
     if bad: raise ValueError(f"unknown options {sorted(bad)}; expected some of {sorted(STREAM_DEFAULTS)}")
     o = {**STREAM_DEFAULTS, **options}
@@ -253,7 +253,7 @@ def stream_step(state:StreamState,        # state before the batch
                 **options,                # stream options, see STREAM_DEFAULTS
                ):                         # (new StreamState, StepResult)
     "One batch of streaming GeoTTER: prior, centres, transport of [bank; batch], smoothing, labels of the batch."
-    if not isinstance(state, StreamState): raise InputTypeError(f"state is a {type(state).__name__}; expected a StreamState (`init_stream`)")
+    check_type(state, 'state', StreamState, "a StreamState (`init_stream`)")
     o, st = check_stream_options(options, state.Y.dtype), state
     Xt = check_matrix(X, 'X', cols=st.Y.shape[1], dtype=st.Y.dtype, device=st.Y.device)
     b, Xn = Xt.shape[0], l2_normalize(Xt, 'X')

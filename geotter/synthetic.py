@@ -56,7 +56,7 @@ def drifted_class_embeddings(prototypes:np.ndarray, # (m, d) unit-norm true prot
     r"Class embeddings $y_c=\mathrm{normalize}(p_c+\rho\,d_c)$ drifted towards `n_confusers` other prototypes."
     P, drift = np.asarray(check_matrix(prototypes, 'prototypes')), check_scalar(drift, 'drift', low=0)
     m = len(P); check_int(n_confusers, 'n_confusers', low=0, high=m - 1)
-    if not isinstance(rng, np.random.Generator): raise InputTypeError(f"rng is a {type(rng).__name__}; expected a numpy Generator (np.random.default_rng(seed))")
+    check_type(rng, 'rng', np.random.Generator, "a numpy Generator (np.random.default_rng(seed))")
     conf = np.stack([rng.choice(np.delete(np.arange(m), c), n_confusers, replace=False) for c in range(m)]) \
            if n_confusers > 0 else np.zeros((m, 0), dtype=np.int64)
     D = P[conf].sum(1) if n_confusers > 0 else np.zeros_like(P)

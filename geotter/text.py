@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 
 from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, accuracy, check_bool, check_int, check_labels,
-                          check_matrix, check_random_state, check_scalar, check_sequence, check_task, zero_shot_logits)
+                          check_matrix, check_random_state, check_scalar, check_sequence, check_task, check_type, zero_shot_logits)
 from .transport import otter
 from .store import atomic_write, data_root, read_manifest
 from .data import DatasetSpec, Encoder, asset_path, class_embeddings, extract, register_dataset, WORDNET_SAMPLE
@@ -77,7 +77,7 @@ def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
                    )->pd.DataFrame:          # one row per synset: offset, lexfile, label, lemma, gloss
     "The synsets of a WordNet `data.noun` or `data.verb` file with their lexicographer-file label and gloss."
     if not isinstance(pos, str) or pos not in LEXFILES: raise ValueError(f"pos={pos!r}; expected one of {sorted(LEXFILES)}")
-    if not isinstance(path, (str, os.PathLike)): raise InputTypeError(f"path is a {type(path).__name__}; expected the path of a WordNet data file")
+    check_type(path, 'path', (str, os.PathLike), "the path of a WordNet data file")
     check_bool(drop_tops, 'drop_tops')
     lexfiles, tops = LEXFILES[pos], {3: ('noun.Tops',)} if pos == 'noun' else {}
     with open(path, encoding='utf-8') as f:   # lines starting with two spaces: the licence header
@@ -233,7 +233,7 @@ def make_wordnet_sample(full:Task,                  # the full `wordnet-nouns` t
                        )->Path:
     "Write the shipped stratified float16 sample of `wordnet-nouns` (X, class embeddings per template, texts, provenance)."
     check_task(full, 'full')
-    if not isinstance(encoder, Encoder): raise InputTypeError(f"encoder is a {type(encoder).__name__}; expected a geotter.data.Encoder (load_encoder)")
+    check_type(encoder, 'encoder', Encoder, "a geotter.data.Encoder (load_encoder)")
     df = parse_data_file(data_noun)
     if len(df) != len(full.labels) or not np.array_equal(df.label.to_numpy(), full.labels):
         raise ValueError(f"{data_noun} does not match the task: {len(df)} glosses for {len(full.labels)} samples")
