@@ -342,45 +342,52 @@ def _arc_entry(E, j, k, indptr, cls, cst, sg):
     return best
 
 # %% ../nbs/02_exact.ipynb #833f1b7a
+_INF_BITS = np.int64(0x7FF0000000000000)   # the bits of +inf: above those of every finite non-negative double
+_ABS_BITS = np.int64(0x7FFFFFFFFFFFFFFF)   # all bits but the sign: -0.0 reads as +0.0
+
 @_njit_scan
 def _dijkstra(G, head, v, exc, tol, ctol, back, D):
     """Shortest paths over the reduced weights W[j, k] + v[j] - v[k] >= 0 from the most overfull node to the nearest
     underfull one; `back`: from the most underfull node, against the arcs, to the nearest overfull one."""
-    W, WT = G; dist, nset, via, blk, tgt, order, odist = D
+    W, WT = G; dist, nset, via, z, tgt, order, odist = D
+    di, ti = dist.view(np.int64), tgt.view(np.int64)  # distances are >= 0: as integers their bits keep their order
+    bits = np.empty(2, np.int64); bf = bits.view(np.float64)
     sgn = -1.0 if back else 1.0                       # targets: sgn * exc < -tol
     m = v.shape[0]
     for k in range(m):
         dist[k] = np.inf; via[k] = -1
-        blk[k] = 0.0 if (head[k] >= 0 or not back) else np.inf   # an arc needs an entry on its tail node
+        z[k] = sgn * v[k] if (head[k] >= 0 or not back) else -np.inf   # an arc needs an entry on its tail node
         tgt[k] = 0.0 if sgn * exc[k] < -tol else np.inf
     j = np.argmax(sgn * exc); dist[j] = 0.0; ns = 0; f = -1
     while True:
         dj = dist[j]; order[ns] = j; odist[ns] = dj; ns += 1
-        dist[j] = np.inf; blk[j] = np.inf              # settled: never relaxed again, never the minimum
+        dist[j] = np.inf; z[j] = -np.inf               # settled: never relaxed again, never the minimum
         if tgt[j] == 0.0: f = j; break
-        dn = np.inf; dt = np.inf
         if back or head[j] >= 0:
-            R = WT[j] if back else W[j]; vj = v[j]
+            R = WT[j] if back else W[j]; svj = sgn * v[j]
             for k in range(m):                        # branch-free, so that it compiles to vector instructions
-                rk = R[k] + sgn * (vj - v[k])
-                nd = dj + (rk if rk > 0.0 else 0.0) + blk[k]
+                rk = R[k] + (svj - z[k])
+                nd = dj + (rk if rk > 0.0 else 0.0)
                 dk = dist[k]; upd = nd < dk - ctol
                 dist[k] = nd if upd else dk
                 via[k] = j if upd else via[k]
+        dn = _INF_BITS; dt = _INF_BITS                # the nearest node and the nearest target, as integer minima
         for k in range(m):
-            dk = dist[k]; tk = dk + tgt[k]
-            dn = dk if dk < dn else dn
-            dt = tk if tk < dt else dt
-        if dn == np.inf: break
-        if dt <= dn + ctol:                           # among ties a target first: fewer hops
+            x = di[k] & _ABS_BITS; y = x | ti[k]      # y: x for a target, at least the bits of inf for the others
+            dn = x if x < dn else dn
+            dt = y if y < dt else dt
+        if dn >= _INF_BITS: break
+        bits[0] = dn; bits[1] = dt
+        if dt < _INF_BITS and bf[1] <= bf[0] + ctol: # among ties a target first: fewer hops
             j = 0
-            while dist[j] + tgt[j] != dt: j += 1
+            while (di[j] & _ABS_BITS) | ti[j] != dt: j += 1
         else:
             j = 0
-            while dist[j] != dn: j += 1
+            while di[j] & _ABS_BITS != dn: j += 1
     for t in range(ns): dist[order[t]] = odist[t]     # settled nodes (order[:ns]): their final distances
     nset[0] = ns
     return f
+
 
 # %% ../nbs/02_exact.ipynb #ba3c1187
 @_njit
