@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .core import CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, check_bool, check_int, check_labels, check_scalar, check_type
+from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, check_bool, check_int, check_labels, check_scalar,
+                          check_sequence, check_type)
 from .synthetic import make_long_tail
 from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun, data_root, store_root, slug, scratch_path,
                            check_folder, entry_dir, file_sha256, write_entry, read_manifest, read_entry, list_entries, open_run)
@@ -61,6 +62,7 @@ BACKBONES = {}
 
 def register_backbone(bb:Backbone)->Backbone:
     "Add `bb` to `BACKBONES` (replacing one of the same name)."
+    check_type(bb, 'bb', Backbone, "a geotter.data.Backbone")
     if bb.family not in ('open_clip', 'sentence-transformers'):
         raise ValueError(f"family={bb.family!r}; expected 'open_clip' or 'sentence-transformers'")
     BACKBONES[bb.name] = bb
@@ -79,7 +81,10 @@ def get_backbone(name:str|Backbone)->Backbone:
     "The registered backbone `name` ('ViT-B/32' = 'ViT-B-32'), or a sentence-transformers model as 'st:<id>'."
     if isinstance(name, Backbone): return name
     if isinstance(name, str) and name.startswith('st:'):
-        return Backbone(slug(name[3:].rstrip('/').split('/')[-1]), 'sentence-transformers', name[3:], modality='text')
+        if not (key := slug(name[3:].rstrip('/').split('/')[-1])):
+            raise ValueError(f"backbone={name!r}; expected 'st:<sentence-transformers id>' with a model id after 'st:', "
+                             "e.g. 'st:sentence-transformers/all-MiniLM-L6-v2'")
+        return Backbone(key, 'sentence-transformers', name[3:], modality='text')
     key = _BACKBONE_ALIASES.get(str(name).lower(), slug(name))
     if key not in BACKBONES:
         raise ValueError(f"backbone={name!r}; expected one of {sorted(BACKBONES)} or 'st:<sentence-transformers id>'")
@@ -240,13 +245,13 @@ def load_encoder(backbone:str|Backbone,   # registry name or Backbone
 
 # %% ../nbs/17_data.ipynb #18582cc1
 def check_templates(templates:Sequence[str])->tuple:
-    "`templates` as a tuple of strings with exactly one `{}` each; `ValueError` otherwise."
-    if isinstance(templates, str) or not len(templates):
-        raise ValueError(f"templates={templates!r}; expected a non-empty list of strings")
-    for t in templates:
+    "`templates` as a tuple of strings with exactly one `{}` each; `ValueError` (`InputTypeError` for a non-list) otherwise."
+    what = "a non-empty list of strings"
+    if not (ts := check_sequence(templates, 'templates', what)): raise ValueError(f"templates={templates!r}; expected {what}")
+    for t in ts:
         if not isinstance(t, str) or t.count('{}') != 1:
             raise ValueError(f"template {t!r} must contain exactly one '{{}}' (where the class name goes)")
-    return tuple(templates)
+    return ts
 
 # %% ../nbs/17_data.ipynb #ad79fc3e
 TEMPLATE_MODES = ('single', 'ensemble')
@@ -261,6 +266,7 @@ def check_template_arg(templates:str|Sequence[str])->str|tuple:
 # %% ../nbs/17_data.ipynb #b384a6a5
 def class_prompts(class_names:Sequence[str], template:str)->list:
     "The prompt of each class for one template."
+    check_type(template, 'template', str, "a string with '{}' where the class name goes")
     return [template.format(c) for c in class_names]
 
 # %% ../nbs/17_data.ipynb #0be25bee
@@ -315,6 +321,7 @@ DATASET_PROVIDERS = {'wordnet-nouns': 'geotter.text', 'wordnet-verbs': 'geotter.
 
 def register_dataset(spec:DatasetSpec)->DatasetSpec:
     "Add `spec` to `DATASETS` (replacing one of the same name)."
+    check_type(spec, 'spec', DatasetSpec, "a geotter.data.DatasetSpec")
     check_templates(spec.templates)
     DATASETS[spec.name] = spec
     return spec
@@ -629,9 +636,10 @@ def extract_texts(texts:Sequence[str],        # n documents
                  )->Path:
     "Embed your own labelled text corpus with a sentence-transformers backbone into a store entry."
     if len(texts) != len(labels): raise ValueError(f"texts has {len(texts)} items but labels has {len(labels)}")
+    labels = check_labels(labels, 'labels')      # whole numbers (floats such as 1.0 too); 0.5 is refused, not truncated
     check_templates(templates); _check_run_args(batch_size, kwargs.get('dtype', 'float32'))
     enc = backbone if isinstance(backbone, Encoder) else load_encoder(backbone, device)
-    samples = list(zip(list(texts), [int(y) for y in labels]))
+    samples = list(zip(list(texts), labels.tolist()))
     return write_embeddings(samples, class_names, templates, enc, entry_dir(name, enc.backbone.name, store),
                             dict(dict(dataset=name, split='all', source='texts'), **(meta or {})), batch_size, **kwargs)
 
@@ -861,6 +869,8 @@ def asset_path(fname:str)->Path:
     return package_dir() / 'assets' / fname
 
 # %% ../nbs/17_data.ipynb #20f83a5b
+_SAMPLE_ARRAYS = ('X', 'Y', 'labels', 'class_names', 'meta')   # the arrays a sample file must hold
+
 def load_sample(path:str|Path|None=None,  # an .npz written by `geotter.text.make_wordnet_sample` (default: the shipped one)
                 name:str='wordnet-sample',
                )->Task:
@@ -868,6 +878,9 @@ def load_sample(path:str|Path|None=None,  # an .npz written by `geotter.text.mak
     path = Path(path) if path is not None else asset_path(WORDNET_SAMPLE)
     if not path.exists(): raise FileNotFoundError(f"{path}: sample file not found (reinstall geotter)")
     with np.load(path, allow_pickle=False) as z:
+        if missing := [k for k in _SAMPLE_ARRAYS if k not in z]:
+            raise ValueError(f"path={str(path)!r}: not a sample file: no {', '.join(missing)} in it (arrays: {', '.join(z.files) or 'none'}); "
+                             f"expected {', '.join(_SAMPLE_ARRAYS)}, as geotter.text.make_wordnet_sample writes them")
         meta = json.loads(str(z['meta']))
         meta.update(texts=bytes(z['texts_utf8']).decode('utf-8').split('\n') if 'texts_utf8' in z else None,
                     Y_templates=z['Y_templates'].astype(np.float32) if 'Y_templates' in z else None)
