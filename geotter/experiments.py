@@ -5,6 +5,7 @@
 # %% ../nbs/19_experiments.ipynb #76c5406b
 from __future__ import annotations
 import hashlib
+import inspect
 import json
 import numbers
 import os
@@ -20,10 +21,14 @@ import torch
 
 from . import __version__
 from .core import *
-from .transport import DEFAULT_REG
-from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare_task, split_options, smooth_plan
+from .transport import DEFAULT_REG, otter, solve_ot
+from .exact import emd
+from .entropic import sinkhorn, sinkhorn_unbalanced
+from .baselines import prior_matching, fenchel_prior_matching
+from .transductive import transclip_zs, stata, zlap
+from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare, prepare_task, split_options, smooth_plan
 from .priors import em_prior, bbse_prior, total_variation
-from .labelfree import label_free_predict
+from .labelfree import label_free_predict, fit_label_free
 from .synthetic import make_long_tail
 from .data import load_task
 
@@ -186,7 +191,10 @@ class ResultStore:
         return set(f['key']) if 'key' in f else set()
 
     def append(self, rows:list):
-        "Add rows (dicts with a 'key'); the file's columns grow if new ones appear."
+        "Add rows (dicts with a 'key'); the file's columns grow if new ones appear. `rows` is a list of dicts, else an error naming it."
+        if isinstance(rows, dict): raise InputTypeError("rows is a dict; expected a list of row dicts (one row: [row])")
+        rows = list(check_sequence(rows, 'rows', 'a list of row dicts'))
+        for i, r in enumerate(rows): check_type(r, f'rows[{i}]', dict, 'a dict (one result row)')
         if not rows: return
         if self.path is None: self._rows += rows; return
         new, old = pd.DataFrame(rows), self.frame()
@@ -236,6 +244,38 @@ def predict_method(method:str,          # a key of COLUMN_LABELS
     if method in SEEDED_METHODS: options = {'seed': seed, **options}
     return run_method(method, task, **options)
 
+# %% ../nbs/19_experiments.ipynb #8369469c
+def _takes(f, *given)->set:
+    "The names `f` takes by keyword, less `self` and those its caller sets itself (`given`)."
+    return {p.name for p in inspect.signature(f).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {'self', *given}
+
+def _method_options(method:str)->set|None:
+    "The option names `predict_method(method, ...)` passes on to a function that takes them (None: a method not listed here)."
+    geo = _takes(prepare, 'X', 'Y', 'logits') | _takes(Prepared.adapt)            # GeoTTER's, as `geotter` takes them
+    if method == 'geotter-nolr':                                                   # seed: `predict_method`'s own
+        return (_takes(label_free_predict, 'X', 'Y') | _takes(fit_label_free, 'X', 'Y', 'logits') | geo) - {'seed', 'prior'}
+    ot = (_takes(otter, 'logits') | _takes(solve_ot, 'cost') | _takes(emd, 'cost', 'a', 'b', 'maximize') |
+          _takes(sinkhorn, 'cost', 'a', 'b') | _takes(sinkhorn_unbalanced, 'cost', 'a', 'b'))   # OTTER's, and its solvers'
+    takes = {'zs': set(), 'pm': _takes(prior_matching, 'logits'), 'fpm': _takes(fenchel_prior_matching, 'logits'),
+             'otter': ot, 'sinkhorn': ot - {'solver'}, 'transclip-zs': _takes(transclip_zs, 'X', 'Y', 'logits'),
+             'stata': _takes(stata, 'X', 'Y', 'logits'), 'zlap': _takes(zlap, 'X', 'Y'),
+             'geotter': geo, 'multi-geotter': geo, 'geotter-unknown': geo}.get(method)
+    return None if takes is None else takes | {'prior'}                           # prior: `run_method`'s own
+
+def _check_method_options(options)->dict:
+    "`options` (None, or a dict method -> dict of options) as a dict; an unknown method, or an option its method does not take, is refused by name."
+    if options is not None and not (isinstance(options, dict) and all(isinstance(o, dict) for o in options.values())):
+        raise InputTypeError(f"options={options!r}; expected None or a dict method -> dict of options")
+    for m, opts in (options or {}).items():
+        if not isinstance(m, str) or m not in COLUMN_LABELS:
+            raise ValueError(f"options has the key {m!r}, which is not a method; expected keys among {tuple(COLUMN_LABELS)}")
+        takes = _method_options(m)
+        bad = [k for k in opts if takes is not None and k not in takes]
+        if bad: raise ValueError(f"options[{m!r}][{bad[0]!r}]: method {m!r} takes no option {bad[0]!r}; "
+                                 f"its options are {', '.join(sorted(takes))}")
+    return dict(options or {})
+
 # %% ../nbs/19_experiments.ipynb #c2790081
 def _bench_job(task, method, seed, options, key):
     "One benchmark run: predictions, scores, time and the first warning."
@@ -279,8 +319,7 @@ def run_benchmark(tasks:list,           # Task objects
     from joblib import delayed
     tasks, methods, seeds = _check_tasks(tasks), _check_items(methods, 'methods', 'method names'), _check_seeds(seeds)
     for i, m in enumerate(methods): check_choice(m, f'methods[{i}]', COLUMN_LABELS)
-    if options is not None and not (isinstance(options, dict) and all(isinstance(o, dict) for o in options.values())):
-        raise InputTypeError(f"options={options!r}; expected None or a dict method -> dict of options")
+    options = _check_method_options(options)                             # an option a method does not take: refused before any job
     n_jobs, backend, progress = _check_runner(n_jobs, backend, progress)
     if not isinstance(fname, str) or not fname: raise InputTypeError(f"fname={fname!r}; expected a non-empty file name")
     store = ResultStore(None if out is None else Path(out) / fname)
@@ -288,7 +327,7 @@ def run_benchmark(tasks:list,           # Task objects
     for task in tasks:
         tsum = task_checksum(task)
         for meth in methods:
-            opts = dict((options or {}).get(meth, {}))
+            opts = dict(options.get(meth, {}))
             for s in (seeds if meth in SEEDED_METHODS else (0,)):
                 key = config_key(kind='benchmark', method=meth, options=opts, seed=s, task=task.name, checksum=tsum)
                 keys.append(key)
@@ -406,9 +445,12 @@ def _grid_row(task, beta, k, alpha, steps, seed, pred):
 _GRID_AXES = dict(beta='betas', k='ks', alpha='alphas', steps='max_steps', seed='seeds')
 
 def _grid_options(kwargs:dict)->tuple:
-    "The grid's further GeoTTER options, split for `prepare` and `adapt`; an axis of the grid among them is an error."
+    "The grid's further GeoTTER options, split for `prepare` and `adapt`; an axis of the grid or a name that is no option among them is an error."
     for name, axis in _GRID_AXES.items():
         if name in kwargs: raise ValueError(f"{name}={kwargs[name]!r} is an axis of the grid; set {axis}= instead")
+    takes = (_takes(prepare, 'X', 'Y', 'logits') | _takes(Prepared.adapt, 'prior')) - set(_GRID_AXES)   # the task gives X, Y, logits, prior
+    for name in kwargs:
+        if name not in takes: raise ValueError(f"{name}={kwargs[name]!r} is not an option of GeoTTER's grid; expected some of {', '.join(sorted(takes))}")
     return split_options(kwargs)
 
 # %% ../nbs/19_experiments.ipynb #0562babb

@@ -60,14 +60,21 @@ def _check_age(x, name:str='max_age')->float:
     if not (math.isfinite(x) and x >= 0): raise StoreError(f"{name}={x!r}; expected a finite number of seconds >= 0")
     return float(x)
 
+def _check_folder_arg(path, name:str, default:str)->Path|None:
+    "`path` as a `Path`, or None (the `default`); a `TypeError` naming `name` for another type, a `StoreError` for ''."
+    p = _check_path(path, name, optional=True)
+    if p is not None and os.fspath(path) in ('', b''):
+        raise StoreError(f"{name}='' is an empty path; expected a folder, or None for the default ({default})")
+    return p
+
 def data_root(path:str|Path|None=None)->Path:
-    "The data directory: `path`, else `$GEOTTER_DATA`, else `~/data`."
-    _check_path(path, 'path', optional=True)
+    "The data directory: `path`, else `$GEOTTER_DATA`, else `~/data`; `path=''` is refused."
+    path = _check_folder_arg(path, 'path', f"${DATA_ENV}, else ~/data")
     return Path(path or os.environ.get(DATA_ENV) or Path.home() / 'data').expanduser()
 
 def store_root(root:str|Path|None=None)->Path:
-    "The store's root: `root`, else `$GEOTTER_STORE`, else `<data_root()>/store`."
-    _check_path(root, 'root', optional=True)
+    "The store's root: `root`, else `$GEOTTER_STORE`, else `<data_root()>/store`; `root=''` is refused."
+    root = _check_folder_arg(root, 'root', f"${STORE_ENV}, else <data root>/store")
     return Path(root or os.environ.get(STORE_ENV) or data_root() / 'store').expanduser()
 
 # %% ../nbs/16_store.ipynb #8fc22440
@@ -98,7 +105,8 @@ def entry_key(name:str,          # an entry's name or backbone
     return key
 
 def key_name(key:str)->str|None:
-    "The name `entry_key` encoded as `key`, or None if `key` is no such encoding."
+    "The name `entry_key` encoded as `key`, or None if `key` is no such encoding; a `TypeError` if `key` is not a string."
+    if not isinstance(key, str): raise _ArgTypeError(f"key={key!r} of type {type(key).__name__}; expected a string (a folder name)")
     try: name = urllib.parse.unquote(key, errors='strict')
     except UnicodeDecodeError: return None
     try: return name if entry_key(name) == key else None
@@ -273,13 +281,23 @@ def _check_arrays(arrays)->dict:
         out[k] = a
     return out
 
+def _check_finite(obj, name:str)->None:
+    "A `StoreError` naming where (e.g. `manifest['tvs'][1]`) a float in `obj` is NaN or infinite: standard JSON has neither."
+    if isinstance(obj, float) and not math.isfinite(obj):
+        raise StoreError(f"{name}={float(obj)!r}; expected a finite number (JSON has no NaN or infinity)")
+    if isinstance(obj, dict):
+        for k, v in obj.items(): _check_finite(v, f"{name}[{k!r}]")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj): _check_finite(v, f"{name}[{i}]")
+
 def write_entry(path:str|Path,     # entry directory
                 arrays:dict,       # name -> numpy array, written as <name>.npy
-                manifest:dict,     # JSON-serialisable metadata; 'format', 'files', 'key', 'write_id' and 'checksum' are added
+                manifest:dict,     # JSON-serialisable metadata (finite numbers); 'format', 'files', 'key', 'write_id' and 'checksum' are added
                )->dict:            # the manifest as written
     "Write a store entry beside `path` (arrays, then the checksummed manifest) and swap it in at the end."
     path = _entry_path(path); arrays = _check_arrays(arrays)
     if not isinstance(manifest, dict): raise _ArgTypeError(f"manifest is a {type(manifest).__name__}; expected a dict of metadata")
+    _check_finite(manifest, 'manifest')
     path.parent.mkdir(parents=True, exist_ok=True); clean_stale(path.parent)
     if (k := _other_key(path)): raise StoreError(f"{path}: holds the entry {'/'.join(k)} (a file system that ignores case?); use another name")
     stage = scratch_path(path, 'new'); stage.mkdir()
@@ -404,11 +422,18 @@ def run_key(settings:dict)->str:
     return hashlib.sha256(_canonical(json.loads(json.dumps(settings)))).hexdigest()
 
 # %% ../nbs/16_store.ipynb #440e8bec
+def _check_index(b, name:str='b')->int:
+    "`b` as an `int` >= 0 (numpy integers accepted, bools and floats refused); a `TypeError` or `StoreError` naming `name`."
+    if isinstance(b, (bool, np.bool_)) or not isinstance(b, numbers.Integral):
+        raise _ArgTypeError(f"{name}={b!r} of type {type(b).__name__}; expected a batch index (an integer >= 0)")
+    if b < 0: raise StoreError(f"{name}={b!r}; expected a batch index >= 0")
+    return int(b)
+
 class PartialRun:
     "The finished batches of a resumable write: `<entry>/partial/run.json` and one `batch-NNNNNN.npz` per batch."
     def __init__(self, path:str|Path, settings:dict):
         self.path, self.settings, self.key = Path(path), settings, run_key(settings)
-    def file(self, b:int)->Path: return self.path / f'batch-{b:06d}.npz'
+    def file(self, b:int)->Path: return self.path / f'batch-{_check_index(b):06d}.npz'
     def done(self, b:int)->bool: return self.file(b).exists()
     def batch_key(self, b:int, start:int, stop:int)->str:
         return hashlib.sha256(f'{self.key}:{b}:{start}:{stop}'.encode()).hexdigest()
@@ -416,12 +441,13 @@ class PartialRun:
 
 # %% ../nbs/16_store.ipynb #7e443e78
 def open_run(entry:str|Path,          # entry directory; the run lives in <entry>/partial
-             settings:dict,           # JSON-serialisable settings that define the run
+             settings:dict,           # JSON-serialisable settings that define the run (finite numbers)
              overwrite:bool=False,    # discard a partial run made with other settings instead of refusing
             )->PartialRun:
     "Start or resume the partial run of `entry` with `settings`; `StoreError` naming `run.json` if they differ."
     part = _check_path(entry, 'entry') / 'partial'; rf = part / 'run.json'
     if not isinstance(settings, dict): raise _ArgTypeError(f"settings is a {type(settings).__name__}; expected a dict")
+    _check_finite(settings, 'settings')
     overwrite = _check_flag(overwrite, 'overwrite')
     if rf.exists():
         have, want = read_json(rf, 'run record'), json.loads(json.dumps(settings))
