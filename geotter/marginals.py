@@ -14,7 +14,6 @@ import torch
 
 from .core import *
 from .transport import otter, DEFAULT_RHO
-from .entropic import _check_rho
 from .method import PAPER_DEFAULTS, Prepared, prepare_task
 from .priors import total_variation
 from .experiments import ResultStore, unit_key, stored_rows
@@ -142,7 +141,8 @@ def robust_options(rhos=(DEFAULT_RHO,),  # unbalanced strengths to try
     "GeoTTER option sets compared on partial batches: paper, prior-preserving, unbalanced (± projection)."
     check_scalar(reg, 'reg', low=0, low_open=True)
     rhos = check_sequence(rhos, 'rhos', 'a sequence of strengths rho')
-    for r in rhos: _check_rho(r)
+    for i, r in enumerate(rhos):          # each in [0, inf]: inf is the balanced transport
+        if not (isinstance(r, numbers.Real) and r == math.inf): check_scalar(r, f'rhos[{i}]', low=0)
     opts = {'geotter': {}, 'geotter-project': dict(preserve_prior='project')}
     for r in rhos:
         opts[f'geotter-uot(rho={r:g})'] = dict(solver='unbalanced', reg=reg, rho=r)

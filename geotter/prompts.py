@@ -62,7 +62,9 @@ def template_scores(X,                  # (n, d) sample embeddings
     "Label-free score of each template: mean zero-shot entropy, or OTTER's optimal transport cost onto `prior`."
     if rule not in ('entropy', 'transport'): raise ValueError(f"rule={rule!r}; expected 'entropy' or 'transport'")
     out, E = [], _check_Ys(Ys)
-    Xt = check_matrix(X, 'X', cols=E.shape[2])
+    Xt = check_matrix(X, 'X')
+    if E.shape[2] != Xt.shape[1]:
+        raise ValueError(f"Ys has embedding dimension {E.shape[2]}, which does not match X's {Xt.shape[1]}; expected Ys of shape (T, m, {Xt.shape[1]})")
     for Y in E:
         L = as_tensor(zero_shot_logits(Xt, Y, temperature), dtype=torch.float64)
         C = nll_cost(L)

@@ -70,12 +70,18 @@ def update_centres(centres,               # (K0, d) running centres (K0 <= n_clu
     return C, N0 + torch.bincount(z, minlength=len(C0)).to(Xt.dtype), z
 
 # %% ../nbs/22_streaming.ipynb #a2dff04d
+def _check_potential(g, C, reg)->float:
+    "`reg` > 0, and one entry of the class potential `g` per column of the cost `C`; errors name them."
+    if tuple(np.shape(g)) != tuple(np.shape(C)[-1:]):
+        raise ValueError(f"g has shape {tuple(np.shape(g))} but C has shape {tuple(np.shape(C))}; expected one entry of g per column of C")
+    return check_scalar(reg, 'reg', low=0, low_open=True)
+
 def c_transform(g:torch.Tensor,           # (m,) class potential
                 C:torch.Tensor,           # (n, m) cost
                 reg:float,                # entropic weight epsilon
                )->torch.Tensor:           # (n,) row potential f(g)
     r"Row potential of the entropic semi-dual, $f_i=-\varepsilon\log n-\varepsilon\,\mathrm{LSE}_j((g_j-C_{ij})/\varepsilon)$."
-    reg = check_scalar(reg, 'reg', low=0, low_open=True)
+    reg = _check_potential(g, C, reg)
     return -reg * math.log(C.shape[0]) - reg * torch.logsumexp((g[None, :] - C) / reg, dim=1)
 
 def dual_plan(g:torch.Tensor,             # (m,) class potential
@@ -84,7 +90,9 @@ def dual_plan(g:torch.Tensor,             # (m,) class potential
               row_mass:torch.Tensor,      # (n,) mass of each row
              )->torch.Tensor:             # (n, m) plan
     r"The plan of a class potential, $P_{ij}=a_i\,\mathrm{softmax}_j((g_j-C_{ij})/\varepsilon)$."
-    reg = check_scalar(reg, 'reg', low=0, low_open=True)
+    reg = _check_potential(g, C, reg)
+    if tuple(np.shape(row_mass)) != tuple(np.shape(C)[:1]):
+        raise ValueError(f"row_mass has shape {tuple(np.shape(row_mass))} but C has shape {tuple(np.shape(C))}; expected one entry per row of C")
     return row_mass[:, None] * torch.softmax((g[None, :] - C) / reg, dim=1)
 
 # %% ../nbs/22_streaming.ipynb #005375f1
@@ -100,6 +108,8 @@ def average_potential(g,                  # (m,) running potential, or None
                      )->torch.Tensor:     # (m,) updated running potential, centred
     r"Count-weighted running mean $\bar g\leftarrow\frac{N\bar g+b\,g}{N+b}$ of centred class potentials."
     check_scalar(count, 'count', low=0); check_scalar(weight, 'weight', low=0, low_open=True)
+    if g is not None and tuple(np.shape(g)) != tuple(np.shape(g_new)):
+        raise ValueError(f"g has shape {tuple(np.shape(g))} but g_new has shape {tuple(np.shape(g_new))}; expected one entry per class in both")
     g_new = centre_potential(g_new)
     if g is None or count == 0: return g_new
     both = torch.isfinite(g) & torch.isfinite(g_new)

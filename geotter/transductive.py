@@ -85,7 +85,47 @@ def _var_step(F, z, mu, floor:float)->torch.Tensor:
     v = (F * F).sum(0) - 2 * ((z.T @ F) * mu).sum(0) + (zs[:, None] * mu * mu).sum(0)
     return (v / F.shape[0]).clamp_min(floor)
 
+# %% ../nbs/10_transductive.ipynb #8f3c3b20
+def _check_variance(v, name:str, shape:tuple, device)->torch.Tensor:
+    "`v` as a float tensor of shape `shape` on `device`, if its entries are finite and > 0; an error naming `name` otherwise."
+    if v is None: raise ValueError(f"{name} is None; expected an array of shape {shape}")
+    t = as_tensor(v, device=device, name=name)
+    if tuple(t.shape) != shape: raise ValueError(f"{name} has shape {tuple(t.shape)}; expected {shape}")
+    if not torch.isfinite(t).all(): raise ValueError(f"{name} has NaN or infinite entries; expected finite variances")
+    if (t <= 0).any(): raise ValueError(f"{name} has entries <= 0 (min {t.min().item():.3g}); expected variances > 0")
+    return t
+
+def _check_affinity(idx, w, n:int, device)->tuple:
+    "(n, k) neighbour indices (whole numbers in [0, n)) as int64 and their finite affinities, k >= 0; errors name `idx` or `w`."
+    if idx is None: raise ValueError(f"idx is None; expected an ({n}, k) array of neighbour indices")
+    I = as_tensor(idx, device=device, name='idx')
+    if I.ndim != 2 or I.shape[0] != n: raise ValueError(f"idx has shape {tuple(I.shape)}; expected ({n}, k), one row of neighbours per sample")
+    if not (torch.isfinite(I).all() and (I == I.round()).all()): raise ValueError("idx has NaN, infinite or fractional entries; expected row indices")
+    if I.numel() and (I.min() < 0 or I.max() >= n): raise ValueError(f"idx has indices in [{int(I.min())}, {int(I.max())}]; expected [0, {n})")
+    if w is None: raise ValueError(f"w is None; expected an array of shape {tuple(I.shape)}, the shape of idx")
+    W = as_tensor(w, device=device, name='w')
+    if W.shape != I.shape: raise ValueError(f"w has shape {tuple(W.shape)}; expected {tuple(I.shape)}, the shape of idx")
+    if not torch.isfinite(W).all(): raise ValueError("w has NaN or infinite entries; expected finite affinities")
+    return I.long(), W
+
+def _check_state(z, F, mu, log_yhat, idx, w)->tuple:
+    "The arguments both objectives share, checked against each other: z (n, m) >= 0, F (n, d), mu (m, d), log_yhat (n, m), idx and w (n, k)."
+    z = check_matrix(z, 'z')
+    if (z < 0).any(): raise ValueError(f"z has negative entries (min {z.min().item():.3g}); expected soft assignments >= 0")
+    (n, m), dev = z.shape, z.device
+    F = check_matrix(F, 'F', rows=n, device=dev)
+    mu = check_matrix(mu, 'mu', rows=m, cols=F.shape[1], device=dev)
+    log_yhat = check_matrix(log_yhat, 'log_yhat', rows=n, cols=m, device=dev)
+    return (z, F, mu, log_yhat) + _check_affinity(idx, w, n, dev)
+
 # %% ../nbs/10_transductive.ipynb #fcc2f4f1
+def _transclip_loss(z, F, mu, var, log_yhat, idx, w, lam:float)->float:
+    "TransCLIP's objective on checked tensors (`transclip_objective`)."
+    gmm = -(z * _gmm_loglik(F, mu, var)).sum() / _S
+    lap = -(w * (z[:, None, :] * z[idx]).sum(-1)).sum() / (2 * max(idx.shape[1], 1))
+    kl = (torch.special.xlogy(z, z) - lam * z * log_yhat).sum()
+    return float(gmm + lap + kl)
+
 def transclip_objective(z,            # (n, m) soft assignments
                         F,            # (n, d) unit-norm sample embeddings
                         mu,           # (m, d) class means
@@ -94,11 +134,13 @@ def transclip_objective(z,            # (n, m) soft assignments
                         idx, w,       # (n, k) neighbour indices and affinities
                         lam:float=1.0,# KL weight lambda
                        )->float:      # L(z, mu, Sigma), without the constant (nd/2s) log 2 pi
-    "TransCLIP's objective: GMM likelihood, Laplacian term and KL penalty to the text predictions [1]."
-    gmm = -(z * _gmm_loglik(F, mu, var)).sum() / _S
-    lap = -(w * (z[:, None, :] * z[idx]).sum(-1)).sum() / (2 * max(idx.shape[1], 1))
-    kl = (torch.special.xlogy(z, z) - lam * z * log_yhat).sum()
-    return float(gmm + lap + kl)
+    """TransCLIP's objective: GMM likelihood, Laplacian term and KL penalty to the text predictions [1].
+
+    The arguments are checked against each other (shapes set by `z` and `F`, finite values, `var` > 0, `idx` row
+    indices, `lam` >= 0); each error names its argument."""
+    z, F, mu, log_yhat, idx, w = _check_state(z, F, mu, log_yhat, idx, w)
+    var = _check_variance(var, 'var', (F.shape[1],), z.device)
+    return _transclip_loss(z, F, mu, var, log_yhat, idx, w, check_scalar(lam, 'lam', low=0))
 
 # %% ../nbs/10_transductive.ipynb #f18f6d4e
 def _transclip_run(F, log_yhat, idx, w, *, lam, max_iter, z_iter, n_confident, var_floor,
@@ -109,7 +151,7 @@ def _transclip_run(F, log_yhat, idx, w, *, lam, max_iter, z_iter, n_confident, v
     z = log_yhat.exp()
     mu, var = _init_means(F, z, n_confident), torch.full((F.shape[1],), 1.0 / d_eff, dtype=F.dtype, device=F.device)
     var = var.clamp_min(floor)
-    log = (lambda s: trace.append((s, transclip_objective(z, F, mu, var, log_yhat, idx, w, lam)))) if trace is not None else (lambda s: None)
+    log = (lambda s: trace.append((s, _transclip_loss(z, F, mu, var, log_yhat, idx, w, lam)))) if trace is not None else (lambda s: None)
     for it in range(max_iter + 1):
         z = _z_step(log_yhat, _gmm_loglik(F, mu, var), z, Ws, lam, k, z_iter); log('z')
         if it == max_iter: break
@@ -407,6 +449,21 @@ def _anchored_variances(zF2, zF, zs, mu, T, var0, beta, floor:float)->torch.Tens
     return (b * S + (1 - b) * (var0 + (T - mu) ** 2)).clamp_min(floor)
 
 # %% ../nbs/10_transductive.ipynb #a4397683
+def _check_laplacian(laplacian, n:int, dtype)->float:
+    "The Laplacian weight, if it is >= 0 and small enough that the graph term of n samples stays finite in `dtype`."
+    laplacian, big = check_scalar(laplacian, 'laplacian', low=0), torch.finfo(dtype).max / (4 * n)
+    if laplacian > big:
+        raise ValueError(f"laplacian={laplacian!r} overflows {str(dtype).replace('torch.', '')} on n={n} samples; expected laplacian <= {big:.3g}")
+    return laplacian
+
+def _stata_loss(z, F, mu, var, T, var0, log_yhat, idx, w, lam:float, alpha:float, laplacian:float)->float:
+    "StatA's objective on checked tensors (`stata_objective`)."
+    gmm = -(z * _class_loglik(F, mu, var)).sum() / _S
+    anchor = 0.5 * ((var0 + (mu - T) ** 2) / var + torch.log(var / var0) - 1).sum()
+    lap = -laplacian * (w * (z[:, None, :] * z[idx]).sum(-1)).sum() / (2 * max(idx.shape[1], 1))
+    kl = (torch.special.xlogy(z, z) - lam * z * log_yhat).sum()
+    return float(gmm + alpha * anchor / _S + lap + kl)
+
 def stata_objective(z,                 # (n, m) soft assignments
                     F,                 # (n, d) unit-norm sample embeddings
                     mu, var,           # (m, d) class means and per-class diagonal variances
@@ -418,12 +475,16 @@ def stata_objective(z,                 # (n, m) soft assignments
                     alpha:float=1.0,   # anchor weight (finite)
                     laplacian:float=1.0, # Laplacian weight gamma
                    )->float:           # L(z, mu, sigma), without the constant (nd/2s) log 2 pi
-    "StatA's objective [3]: TransCLIP's (per-class variances) plus the KL anchor of each class's Gaussian to the text."
-    gmm = -(z * _class_loglik(F, mu, var)).sum() / _S
-    anchor = 0.5 * ((var0 + (mu - T) ** 2) / var + torch.log(var / var0) - 1).sum()
-    lap = -laplacian * (w * (z[:, None, :] * z[idx]).sum(-1)).sum() / (2 * max(idx.shape[1], 1))
-    kl = (torch.special.xlogy(z, z) - lam * z * log_yhat).sum()
-    return float(gmm + alpha * anchor / _S + lap + kl)
+    """StatA's objective [3]: TransCLIP's (per-class variances) plus the KL anchor of each class's Gaussian to the text.
+
+    The arguments are checked against each other (shapes set by `z` and `F`, finite values, `var` and `var0` > 0,
+    `idx` row indices, `lam`, `alpha` and `laplacian` finite and >= 0); each error names its argument."""
+    z, F, mu, log_yhat, idx, w = _check_state(z, F, mu, log_yhat, idx, w)
+    (n, m), d = z.shape, F.shape[1]
+    var, var0 = _check_variance(var, 'var', (m, d), z.device), _check_variance(var0, 'var0', (d,), z.device)
+    T = check_matrix(T, 'T', rows=m, cols=d, device=z.device)
+    lam, alpha = check_scalar(lam, 'lam', low=0), check_scalar(alpha, 'alpha', low=0)
+    return _stata_loss(z, F, mu, var, T, var0, log_yhat, idx, w, lam, alpha, _check_laplacian(laplacian, n, F.dtype))
 
 # %% ../nbs/10_transductive.ipynb #6fd835c5
 def _stata_run(F, T, log_yhat, idx, w, *, alpha, lam, laplacian, max_iter, z_iter, soft_counts, normalize_means,
@@ -434,7 +495,7 @@ def _stata_run(F, T, log_yhat, idx, w, *, alpha, lam, laplacian, max_iter, z_ite
     z = log_yhat.exp()
     var0 = _anchor_variance(F, T, z, floor)
     mu, var = T, var0.expand_as(T)
-    log = (lambda s: trace.append((s, stata_objective(z, F, mu, var, T, var0, log_yhat, idx, w, lam, alpha, laplacian)))) \
+    log = (lambda s: trace.append((s, _stata_loss(z, F, mu, var, T, var0, log_yhat, idx, w, lam, alpha, laplacian)))) \
           if trace is not None else (lambda s: None)
     for it in range(max_iter + 1):
         z = _z_step(log_yhat, _class_loglik(F, mu, var), z, Ws, lam, k, z_iter); log('z')
@@ -445,13 +506,6 @@ def _stata_run(F, T, log_yhat, idx, w, *, alpha, lam, laplacian, max_iter, z_ite
     return z, mu, var
 
 # %% ../nbs/10_transductive.ipynb #b2a78d92
-def _check_laplacian(laplacian, n:int, dtype)->float:
-    "The Laplacian weight, if it is >= 0 and small enough that the graph term of n samples stays finite in `dtype`."
-    laplacian, big = check_scalar(laplacian, 'laplacian', low=0), torch.finfo(dtype).max / (4 * n)
-    if laplacian > big:
-        raise ValueError(f"laplacian={laplacian!r} overflows {str(dtype).replace('torch.', '')} on n={n} samples; expected laplacian <= {big:.3g}")
-    return laplacian
-
 def _stata_options(n:int, dtype, k, alpha, lam, laplacian, temperature, max_iter, z_iter, soft_counts, normalize_means,
                    var_floor)->tuple:
     "StatA's options checked, each error naming its argument: (k, alpha) resolved."
