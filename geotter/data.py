@@ -267,7 +267,7 @@ def check_template_arg(templates:str|Sequence[str])->str|tuple:
 def class_prompts(class_names:Sequence[str], template:str)->list:
     "The prompt of each class for one template."
     check_type(template, 'template', str, "a string with '{}' where the class name goes")
-    return [template.format(c) for c in class_names]
+    return [template.format(c) for c in check_sequence(class_names, 'class_names', 'a list of class names')]
 
 # %% ../nbs/17_data.ipynb #0be25bee
 def class_embeddings(encoder:Encoder,          # loaded backbone
@@ -871,13 +871,21 @@ def asset_path(fname:str)->Path:
 # %% ../nbs/17_data.ipynb #20f83a5b
 _SAMPLE_ARRAYS = ('X', 'Y', 'labels', 'class_names', 'meta')   # the arrays a sample file must hold
 
+def _open_npz(path:Path):
+    "The .npz archive at `path`; a `ValueError` naming it when the file is not one (another format, one array, a folder)."
+    what = "expected an .npz sample file, as geotter.text.make_wordnet_sample writes them"
+    try: z = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e: raise ValueError(f"path={str(path)!r}: not an .npz archive ({e}); {what}") from None
+    if not isinstance(z, np.lib.npyio.NpzFile): raise ValueError(f"path={str(path)!r} holds one array, not an .npz archive; {what}")
+    return z
+
 def load_sample(path:str|Path|None=None,  # an .npz written by `geotter.text.make_wordnet_sample` (default: the shipped one)
                 name:str='wordnet-sample',
                )->Task:
     "A task shipped as one .npz (X, Y float16; labels; class names; texts; provenance) with float32 arrays."
     path = Path(path) if path is not None else asset_path(WORDNET_SAMPLE)
     if not path.exists(): raise FileNotFoundError(f"{path}: sample file not found (reinstall geotter)")
-    with np.load(path, allow_pickle=False) as z:
+    with _open_npz(path) as z:
         if missing := [k for k in _SAMPLE_ARRAYS if k not in z]:
             raise ValueError(f"path={str(path)!r}: not a sample file: no {', '.join(missing)} in it (arrays: {', '.join(z.files) or 'none'}); "
                              f"expected {', '.join(_SAMPLE_ARRAYS)}, as geotter.text.make_wordnet_sample writes them")

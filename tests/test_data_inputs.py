@@ -105,3 +105,18 @@ def test_extract_texts_accepts_integer_labels_as_before(labels, tmp_path):
 def test_extract_texts_length_message_unchanged(tmp_path):
     with pytest.raises(ValueError, match=r"^texts has 2 items but labels has 1$"):
         DA.extract_texts(['a', 'b'], [0], ['x', 'y'], ['{}'], 'docs', TEXT_ENCODER, store=tmp_path, progress=False)
+
+
+def test_class_prompts_names_class_names():
+    with pytest.raises(TypeError, match=r'^class_names=None; expected a list of class names'):
+        DA.class_prompts(None, 'a photo of a {}.')
+
+
+@pytest.mark.parametrize('kind', ['text', 'one array', 'folder'])
+def test_load_sample_names_a_path_that_is_no_npz(tmp_path, kind):
+    p = tmp_path / 'sample.npz'
+    if kind == 'text': p.write_text('not an archive')
+    elif kind == 'one array': np.save(tmp_path / 'a.npy', np.ones(3)); (tmp_path / 'a.npy').rename(p)
+    else: p.mkdir()
+    with pytest.raises(ValueError, match=r"^path='.*sample\.npz'.* not an \.npz archive"):
+        DA.load_sample(p)
