@@ -43,8 +43,9 @@ def _orient(C:np.ndarray,    # (n, m) float64 cost
             a:np.ndarray,    # (n,) source weights
             b:np.ndarray,    # (m,) target weights
            )->tuple:         # X (N, k) costs, items (N,) and nodes (k,) as indices of C, x (N,) masses, s (k,) capacities, transposed
-    "The problem as N items (the larger side, after dropping zero weights) on k nodes, masses in units of 1/N."
-    rows, cols = np.flatnonzero(a > 0), np.flatnonzero(b > 0)
+    "The problem as N items (the larger side, after dropping zero weights but a few empty classes) on k nodes, masses in units of 1/N."
+    (n, m), rows, cols = C.shape, np.flatnonzero(a > 0), np.flatnonzero(b > 0)
+    if len(rows) == n >= m and len(cols) >= m - m // 16: cols = np.arange(m)   # a few empty classes: nodes of capacity 0
     all_r, all_c = len(rows) == C.shape[0], len(cols) == C.shape[1]
     X = C if all_r and all_c else C[:, cols] if all_r else C[rows] if all_c else C[np.ix_(rows, cols)]
     T = len(rows) < len(cols)

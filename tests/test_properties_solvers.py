@@ -55,9 +55,12 @@ def problems(draw, max_n=50, max_m=10, zeros=True):
 
 # ------------------------------------------------------------------ exact
 def _weights(rng, k, kind):
-    "Weights on k points: uniform, Dirichlet, sparse (most entries exactly 0), label counts, or all mass on one point."
+    "Weights on k points: uniform, Dirichlet, a few zeros, sparse (most entries exactly 0), label counts, or all mass on one point."
     if kind == 'uniform': return np.full(k, 1 / k)
     if kind == 'dirichlet': return rng.dirichlet(np.full(k, rng.choice([0.3, 1.0, 5.0])))
+    if kind == 'few zeros':                                     # at most one in 16 at 0: kept as empty nodes when n >= m
+        w = rng.dirichlet(np.ones(k)); w[rng.choice(k, int(rng.integers(1, max(k // 16, 1) + 1)), replace=False)] = 0
+        return w if w.sum() > 0 else np.eye(k)[0]
     if kind == 'sparse':
         w = rng.dirichlet(np.ones(k)) * (rng.random(k) < 0.3); w[rng.integers(k)] += 0.1
         return w / w.sum()
@@ -75,7 +78,7 @@ def ot_problems(draw, max_side=60):
          'rows': lambda: np.repeat(rng.gamma(2.0, 1.0, (1, m)), n, 0) + rng.integers(0, 2, (n, 1)),
          'logits': lambda: -rng.uniform(15, 35, (n, m))}[draw(st.sampled_from(['gamma', 'ties', 'rows', 'logits']))]()
     C = C * draw(st.sampled_from([1e-6, 1.0, 1e6]))
-    kinds = st.sampled_from(['uniform', 'dirichlet', 'sparse', 'counts', 'one'])
+    kinds = st.sampled_from(['uniform', 'dirichlet', 'sparse', 'counts', 'one', 'few zeros'])
     a, b = _weights(rng, n, draw(kinds)), _weights(rng, m, draw(kinds))
     return C, a / a.sum(), b / b.sum()
 
@@ -122,6 +125,19 @@ def test_emd_exact_when_n_close_to_m(prob):
     assert lg['solver'] == 'fast'
     assert abs((P * C).sum() - ref) <= 1e-9 * abs(ref), ((P * C).sum(), ref)
     certify(P, lg['u'], lg['v'], C, a, b)
+
+@given(st.integers(16, 90), st.integers(0, 2**31 - 1), st.sampled_from(['gamma', 'ties', 'logits']))
+def test_emd_with_a_few_empty_classes(n, seed, kind):
+    "Samples >= classes and at most one class in 16 at 0 (kept as empty nodes, the cost not copied): certified, POT's objective."
+    rng = np.random.default_rng(seed); m = int(rng.integers(16, n + 1))
+    C = {'gamma': lambda: rng.gamma(2.0, 1.0, (n, m)), 'ties': lambda: rng.integers(0, 3, (n, m)).astype(float),
+         'logits': lambda: nll_cost(rng.uniform(15, 35, (n, m)))}[kind]()
+    a, b = _weights(rng, n, 'uniform'), _weights(rng, m, 'few zeros'); b = b / b.sum()
+    ref = (ot.emd(a, b, C, numItermax=10**8) * C).sum()
+    P, lg = timed(emd, C, a, b, log=True, fallback='raise')
+    assert lg['solver'] == 'fast' and (P[:, b == 0] == 0).all()
+    certify(P, lg['u'], lg['v'], C, a, b)
+    assert abs((P * C).sum() - ref) <= 1e-9 * max(1.0, np.abs(C).max()), ((P * C).sum(), ref)
 
 @given(ot_problems())
 def test_emd_maximize_is_min_of_negated_cost(prob):
