@@ -426,11 +426,15 @@ def save_labels(labels, path)->Path:
 
 def adapt_files(embeddings=None, classes=None, logits=None, prior=None, method='geotter', out='labels.npy', **options):
     "Predicted labels of `method` for the arrays in the given files, written to `out` (.npy, .txt or .csv)."
+    return _adapt(embeddings, classes, logits, prior, method, out, **options)[0]
+
+def _adapt(embeddings, classes, logits, prior, method, out, **options)->tuple:
+    "`adapt_files`' steps: (labels, the checked inputs)."
     a = check_adapt_inputs(embeddings, classes, logits, prior, method, out, **options)
     if a['note']: print(f"geotter adapt: note: {a['note']}", file=sys.stderr)
     labels = _run_adapt(a)
     save_labels(labels, a['out'])
-    return labels
+    return labels, a
 
 # %% ../nbs/26_cli.ipynb #7a47a22e
 def _run_adapt(a:dict)->np.ndarray:
@@ -638,10 +642,7 @@ def check_extract(dataset:str, backbone:str, store=None):
 # %% ../nbs/26_cli.ipynb #0087c775
 def _adapt_main(args):
     opts = {k: getattr(args, k) for k in _options()}
-    a = check_adapt_inputs(args.embeddings, args.classes, args.logits, args.prior, args.method, args.out, **opts)
-    if a['note']: print(f"geotter adapt: note: {a['note']}", file=sys.stderr)
-    labels = _run_adapt(a)
-    save_labels(labels, a['out'])
+    labels, a = _adapt(args.embeddings, args.classes, args.logits, args.prior, args.method, args.out, **opts)
     counts = np.bincount(labels, minlength=a['m']).tolist()
     print(f"{args.method}: wrote {len(labels)} labels to {a['out']}; class counts {counts}")
 

@@ -348,7 +348,7 @@ def table1(results:pd.DataFrame,        # rows of `run_benchmark` (or of `lodo_r
     "The paper's Table 1 layout: one row per task, one column per method, the metric averaged over seeds."
     check_frame(results, 'results', ('task', 'method', metric), 'the rows of `run_benchmark` or `lodo_results`')
     r = results[results.method.isin(methods)]
-    if 'options' in r and (r.groupby(['task', 'method', 'seed']).options.nunique() > 1).any():
+    if 'options' in r and (r.groupby(['task', 'method'] + ['seed'] * ('seed' in r)).options.nunique() > 1).any():
         raise ValueError("results hold several option sets for one (task, method, seed); select one before tabulating")
     wide = r.groupby(['task', 'method'], sort=False)[metric].mean().unstack()
     cols = [m for m in methods if m in wide.columns]

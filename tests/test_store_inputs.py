@@ -5,6 +5,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import geotter as G
@@ -163,3 +164,12 @@ def test_grid_scores_refuses_an_unknown_option_before_any_job(tmp_path):
 def test_grid_scores_valid_options_still_work():
     s = EX.grid_scores([TASK], temperature=0.05, include_self=True, n_init=2, prior_weight=0.0, solver='emd', **GRID)
     assert len(s) == 2 and s.accuracy.between(0, 100).all()
+
+
+def test_table1_takes_rows_with_options_and_no_seed():
+    "A frame with an `options` column but no `seed` (rows not from run_benchmark) tabulates; several option sets are still refused."
+    rows = pd.DataFrame(dict(task=['a', 'a'], method=['zs', 'otter'], options='{}', accuracy=[50., 60.]))
+    tab = EX.table1(rows)
+    assert list(tab.columns) == ['ZS', 'OTTER'] and tab.loc['a', 'OTTER'] == 60.
+    with pytest.raises(ValueError, match='several option sets'):
+        EX.table1(pd.concat([rows, rows.assign(options='{"k": 3}')]))
