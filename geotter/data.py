@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, check_bool, check_int, check_labels, check_scalar,
+from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, check_bool, check_choice, check_int, check_labels, check_scalar,
                           check_sequence, check_type)
 from .synthetic import make_long_tail
 from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun, data_root, store_root, slug, scratch_path,
@@ -770,7 +770,7 @@ def load_logits(name:str,                  # one of LOGIT_TASKS, e.g. 'cifar10-c
                 download:bool=False,       # download a missing file from where it is published (`fetch_logits`)
                )->Task:
     "A registered logit-only task (`LOGIT_TASKS`), its file checked against the published checksum."
-    if not isinstance(name, str) or name not in LOGIT_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(LOGIT_TASKS)}")
+    check_choice(name, 'name', sorted(LOGIT_TASKS))
     check_bool(verify, 'verify'); check_bool(download, 'download')
     spec = LOGIT_TASKS[name]; d = logits_dir(path); f = d / spec.file
     if download: fetch_logits(name, d)
@@ -795,7 +795,7 @@ def fetch_logits(name:str,                  # one of LOGIT_TASKS, e.g. 'cifar10-
                  verbose:bool=True,         # say what is downloaded where before doing it
                 )->Path:                    # the checked file
     "The registered logit file of `name`, downloaded into the logits folder first if it is missing; SHA-256 checked."
-    if not isinstance(name, str) or name not in LOGIT_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(LOGIT_TASKS)}")
+    check_choice(name, 'name', sorted(LOGIT_TASKS))
     spec = LOGIT_TASKS[name]; f = logits_dir(path) / spec.file; what = f"{spec.file} as published in {spec.repo}/{spec.folder}"
     if f.exists(): return check_sha256(f, spec.sha256, what)
     url = url or logits_url(spec)
@@ -850,7 +850,7 @@ def load_features(name:str,                 # one of FEATURE_TASKS, e.g. 'sun397
                   verify:bool=True,         # check the file's SHA-256 against the registry
                  )->Task:
     "A registered image-feature task (`FEATURE_TASKS`), its file checked against the registered checksum."
-    if not isinstance(name, str) or name not in FEATURE_TASKS: raise ValueError(f"name={name!r}; expected one of {sorted(FEATURE_TASKS)}")
+    check_choice(name, 'name', sorted(FEATURE_TASKS))
     spec = FEATURE_TASKS[name]; d = features_dir(path); f = d / spec.file
     if not f.exists():
         raise FileNotFoundError(f"{f}: not found; {spec.file} ({spec.dataset} image features, not distributed with geotter) "

@@ -26,7 +26,8 @@ from .exact import emd
 from .entropic import sinkhorn, sinkhorn_unbalanced
 from .baselines import prior_matching, fenchel_prior_matching
 from .transductive import transclip_zs, stata, zlap
-from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare, prepare_task, split_options, smooth_plan
+from .method import geotter as _geotter   # the function (the notebook imports the package as `geotter` too)
+from .method import run_method, PAPER_DEFAULTS, METHODS, Prepared, prepare_task, split_options, smooth_plan
 from .priors import em_prior, bbse_prior, total_variation
 from .labelfree import label_free_predict, fit_label_free
 from .synthetic import make_long_tail
@@ -68,9 +69,8 @@ def task_backbone(task:Task)->str:
 # %% ../nbs/19_experiments.ipynb #b188f0f9
 def _check_items(x, name:str, what:str)->list:
     "`x` as a non-empty list (from a list, tuple, range or 1-D array); `InputTypeError` or `ValueError` naming `name` otherwise."
-    if x is None or isinstance(x, (str, bytes, dict, Task)) or not hasattr(x, '__iter__'):
-        raise InputTypeError(f"{name}={x!r} of type {type(x).__name__}; expected a list of {what}")
-    items = list(x)
+    if isinstance(x, (dict, Task)): raise InputTypeError(f"{name}={x!r} of type {type(x).__name__}; expected a list of {what}")
+    items = list(check_sequence(x, name, f'a list of {what}'))
     if not items: raise ValueError(f"{name} is empty; expected a non-empty list of {what}")
     return items
 
@@ -252,7 +252,7 @@ def _takes(f, *given)->set:
 
 def _method_options(method:str)->set|None:
     "The option names `predict_method(method, ...)` passes on to a function that takes them (None: a method not listed here)."
-    geo = _takes(prepare, 'X', 'Y', 'logits') | _takes(Prepared.adapt)            # GeoTTER's, as `geotter` takes them
+    geo = _takes(_geotter, 'X', 'Y', 'logits')                                   # GeoTTER's
     if method == 'geotter-nolr':                                                   # seed: `predict_method`'s own
         return (_takes(label_free_predict, 'X', 'Y') | _takes(fit_label_free, 'X', 'Y', 'logits') | geo) - {'seed', 'prior'}
     ot = (_takes(otter, 'logits') | _takes(solve_ot, 'cost') | _takes(emd, 'cost', 'a', 'b', 'maximize') |
@@ -448,7 +448,7 @@ def _grid_options(kwargs:dict)->tuple:
     "The grid's further GeoTTER options, split for `prepare` and `adapt`; an axis of the grid or a name that is no option among them is an error."
     for name, axis in _GRID_AXES.items():
         if name in kwargs: raise ValueError(f"{name}={kwargs[name]!r} is an axis of the grid; set {axis}= instead")
-    takes = (_takes(prepare, 'X', 'Y', 'logits') | _takes(Prepared.adapt, 'prior')) - set(_GRID_AXES)   # the task gives X, Y, logits, prior
+    takes = _takes(_geotter, 'X', 'Y', 'logits', 'prior') - set(_GRID_AXES)   # the task gives X, Y, logits, prior
     for name in kwargs:
         if name not in takes: raise ValueError(f"{name}={kwargs[name]!r} is not an option of GeoTTER's grid; expected some of {', '.join(sorted(takes))}")
     return split_options(kwargs)

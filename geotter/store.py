@@ -60,6 +60,11 @@ def _check_age(x, name:str='max_age')->float:
     if not (math.isfinite(x) and x >= 0): raise StoreError(f"{name}={x!r}; expected a finite number of seconds >= 0")
     return float(x)
 
+def _check_dict(x, name:str, what:str='a dict')->dict:
+    "`x` if it is a dict; a `TypeError` naming `name` and saying `what` was expected otherwise."
+    if not isinstance(x, dict): raise _ArgTypeError(f"{name} is a {type(x).__name__}; expected {what}")
+    return x
+
 def _check_folder_arg(path, name:str, default:str)->Path|None:
     "`path` as a `Path`, or None (the `default`); a `TypeError` naming `name` for another type, a `StoreError` for ''."
     p = _check_path(path, name, optional=True)
@@ -202,7 +207,7 @@ def _canonical(obj)->bytes: return json.dumps(obj, sort_keys=True, separators=('
 
 def manifest_checksum(manifest:dict)->str:
     "SHA-256 of the canonical JSON of `manifest` without its 'checksum' key (metadata and file records)."
-    if not isinstance(manifest, dict): raise _ArgTypeError(f"manifest is a {type(manifest).__name__}; expected a dict")
+    _check_dict(manifest, 'manifest')
     return hashlib.sha256(_canonical({k: v for k, v in manifest.items() if k != 'checksum'})).hexdigest()
 
 # %% ../nbs/16_store.ipynb #d9859d97
@@ -267,9 +272,8 @@ def _other_key(path:Path):
 # %% ../nbs/16_store.ipynb #a7e1c0d3
 def _check_arrays(arrays)->dict:
     "`arrays` as a dict of numpy arrays whose names can be file names; a `TypeError` or `StoreError` naming the array otherwise."
-    if not isinstance(arrays, dict): raise _ArgTypeError(f"arrays is a {type(arrays).__name__}; expected a dict name -> array")
     out = {}
-    for k, a in arrays.items():
+    for k, a in _check_dict(arrays, 'arrays', 'a dict name -> array').items():
         if not isinstance(k, str): raise _ArgTypeError(f"arrays key {k!r} of type {type(k).__name__}; expected a string")
         if k == '' or any(c in k for c in '/\\\0'):
             raise StoreError(f"arrays key {k!r} cannot name a file; expected a non-empty name without '/', '\\' or NUL")
@@ -281,14 +285,15 @@ def _check_arrays(arrays)->dict:
         out[k] = a
     return out
 
-def _check_finite(obj, name:str)->None:
-    "A `StoreError` naming where (e.g. `manifest['tvs'][1]`) a float in `obj` is NaN or infinite: standard JSON has neither."
-    if isinstance(obj, float) and not math.isfinite(obj):
-        raise StoreError(f"{name}={float(obj)!r}; expected a finite number (JSON has no NaN or infinity)")
-    if isinstance(obj, dict):
-        for k, v in obj.items(): _check_finite(v, f"{name}[{k!r}]")
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj): _check_finite(v, f"{name}[{i}]")
+def _check_json(obj, name:str)->dict:
+    "`obj` if it is a dict whose floats are all finite (standard JSON has no NaN or infinity); an error naming where otherwise (e.g. `manifest['tvs'][1]`)."
+    def walk(o, where):
+        if isinstance(o, float) and not math.isfinite(o):
+            raise StoreError(f"{where}={float(o)!r}; expected a finite number (JSON has no NaN or infinity)")
+        for k, v in o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, (list, tuple)) else ():
+            walk(v, f"{where}[{k!r}]")
+    walk(_check_dict(obj, name), name)
+    return obj
 
 def write_entry(path:str|Path,     # entry directory
                 arrays:dict,       # name -> numpy array, written as <name>.npy
@@ -296,8 +301,7 @@ def write_entry(path:str|Path,     # entry directory
                )->dict:            # the manifest as written
     "Write a store entry beside `path` (arrays, then the checksummed manifest) and swap it in at the end."
     path = _entry_path(path); arrays = _check_arrays(arrays)
-    if not isinstance(manifest, dict): raise _ArgTypeError(f"manifest is a {type(manifest).__name__}; expected a dict of metadata")
-    _check_finite(manifest, 'manifest')
+    manifest = _check_json(manifest, 'manifest')
     path.parent.mkdir(parents=True, exist_ok=True); clean_stale(path.parent)
     if (k := _other_key(path)): raise StoreError(f"{path}: holds the entry {'/'.join(k)} (a file system that ignores case?); use another name")
     stage = scratch_path(path, 'new'); stage.mkdir()
@@ -446,8 +450,7 @@ def open_run(entry:str|Path,          # entry directory; the run lives in <entry
             )->PartialRun:
     "Start or resume the partial run of `entry` with `settings`; `StoreError` naming `run.json` if they differ."
     part = _check_path(entry, 'entry') / 'partial'; rf = part / 'run.json'
-    if not isinstance(settings, dict): raise _ArgTypeError(f"settings is a {type(settings).__name__}; expected a dict")
-    _check_finite(settings, 'settings')
+    settings = _check_json(settings, 'settings')
     overwrite = _check_flag(overwrite, 'overwrite')
     if rf.exists():
         have, want = read_json(rf, 'run record'), json.loads(json.dumps(settings))

@@ -21,7 +21,7 @@ import pandas as pd
 
 import torch
 
-from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, accuracy, check_bool, check_int, check_labels,
+from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, accuracy, check_bool, check_choice, check_int, check_labels,
                           check_matrix, check_random_state, check_scalar, check_sequence, check_task, check_type, zero_shot_logits)
 from .transport import otter
 from .store import atomic_write, data_root, read_manifest
@@ -76,7 +76,7 @@ def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
                     drop_tops:bool=True,     # leave out noun.Tops (lex_filenum 3)
                    )->pd.DataFrame:          # one row per synset: offset, lexfile, label, lemma, gloss
     "The synsets of a WordNet `data.noun` or `data.verb` file with their lexicographer-file label and gloss."
-    if not isinstance(pos, str) or pos not in LEXFILES: raise ValueError(f"pos={pos!r}; expected one of {sorted(LEXFILES)}")
+    check_choice(pos, 'pos', sorted(LEXFILES))
     check_type(path, 'path', (str, os.PathLike), "the path of a WordNet data file")
     check_bool(drop_tops, 'drop_tops')
     lexfiles, tops = LEXFILES[pos], {3: ('noun.Tops',)} if pos == 'noun' else {}
