@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_method.ipynb #ff48ee1f
 from __future__ import annotations
-import time
+import math, time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,8 +24,9 @@ from .priors import UNKNOWN_RATIO, RatioEstimate, estimate_label_ratio, _label_r
 # %% auto #0
 __all__ = ['PAPER_DEFAULTS', 'REFERENCE_CODE', 'CHUNKED_SOLVERS', 'PRESERVE_PRIOR', 'CHUNKED_ENTRIES', 'BACKENDS',
            'GEOMETRY_OPTIONS', 'METHODS', 'PRIOR_FREE', 'GeoTTERResult', 'cluster_table', 'fused_cost', 'BlockCost',
-           'transport', 'smooth_plan', 'transport_and_smooth', 'Prepared', 'prepare', 'split_options', 'geotter',
-           'logit_features', 'geotter_chunked', 'geotter_inputs', 'prepare_task', 'geotter_on_task', 'run_method']
+           'transport', 'smooth_plan', 'transport_and_smooth', 'class_mean_logits', 'Prepared', 'prepare',
+           'split_options', 'geotter', 'logit_features', 'geotter_chunked', 'geotter_inputs', 'prepare_task',
+           'geotter_on_task', 'run_method']
 
 # %% ../nbs/11_method.ipynb #8b917e3b
 PAPER_DEFAULTS = dict(temperature=0.1, beta=0.3, k=7, alpha=0.3, steps=1, include_self=False, prior_weight=0.0)
@@ -274,6 +275,80 @@ def _kmeans_partition(X:torch.Tensor, config:dict, m:int)->tuple:
     K = min(m, max(1, len(X) // 2)) if config['n_clusters'] is None else config['n_clusters']
     return _kmeans(X, _kmeans_options(len(X), K, config['seed'], n_init=config['n_init']))   # X: checked unit rows
 
+# %% ../nbs/11_method.ipynb #c287cc33
+def _loo_cosines(X:torch.Tensor,        # (n, d) unit rows
+                 R:torch.Tensor,        # (n, c) non-negative weights of each row in each class
+                )->torch.Tensor:        # (n, c) cos(x_i, sum_{j != i} r_jk x_j); 0 where that sum vanishes
+    "Cosine of each row with each class's weighted sum of the other rows."
+    M, x2 = R.T @ X, (X * X).sum(1, keepdim=True)            # (c, d) class sums; |x_i|^2 (1, or 0 for a zero row)
+    dots = X @ M.T                                           # x_i . M_k
+    sq = ((M * M).sum(1)[None] - 2 * R * dots + R * R * x2).clamp_min(0)   # |M_k - r_ik x_i|^2
+    den = sq.sqrt(); eps = 1e-6 * (1 + M.norm(dim=1))[None]
+    return torch.where(den > eps, (dots - R * x2) / den.clamp_min(torch.finfo(X.dtype).tiny), 0).clamp(-1, 1)
+
+def _class_mean_logits(X:torch.Tensor, theta:torch.Tensor, plan:torch.Tensor, weight:float, min_mass:float=1.0)->torch.Tensor:
+    "`class_mean_logits` on validated tensors (X unit rows, theta and plan (n, m) of one dtype and device)."
+    if weight == 0: return theta
+    R = plan / plan.sum(1, keepdim=True).clamp_min(torch.finfo(plan.dtype).tiny)
+    used = R.sum(0) >= min_mass
+    if int(used.sum()) < 2: return theta                     # one class in play: nothing to compare
+    S = _loo_cosines(X.to(theta.dtype), R[:, used])
+    S = S - S.mean(1, keepdim=True)
+    spread = theta[:, used].std(1, correction=0, keepdim=True)
+    sd = S.std(1, correction=0, keepdim=True)
+    out = theta.clone()
+    out[:, used] += weight * torch.where(sd > 0, spread / sd.clamp_min(torch.finfo(sd.dtype).tiny), 0) * S
+    return out
+
+def class_mean_logits(X,                 # (n, d) sample embeddings (any norm)
+                      logits,            # (n, m) logits theta of the classifier
+                      plan,              # (n, m) non-negative assignment of the samples (e.g. a GeoTTER plan)
+                      weight:float=1.0,  # w: weight of the class-mean evidence (0: the logits unchanged)
+                      min_mass:float=1.0,# a class is in play when its responsibilities sum to at least this
+                     ):                  # (n, m) refined logits theta', in the type of `logits`
+    r"""The logits plus the evidence of the batch's own class means (leave-one-out), for a second transport.
+
+    With responsibilities $r_{ik}=T_{ik}/\sum_jT_{ij}$ of `plan`, the classes in play
+    $U=\{k:\sum_ir_{ik}\ge$ `min_mass`$\}$ and the leave-one-out cosines $s_{ik}=\cos(x_i,\sum_{j\ne i}r_{jk}x_j)$,
+
+    $$\theta'_{ik}=\theta_{ik}+w\,\frac{\operatorname{sd}_U(\theta_{i\cdot})}{\operatorname{sd}_U(s_{i\cdot})}
+    \Bigl(s_{ik}-\tfrac1{|U|}\textstyle\sum_{l\in U}s_{il}\Bigr)\quad(k\in U),\qquad\theta'_{ik}=\theta_{ik}\quad(k\notin U).$$
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Sample embeddings; only their directions are used.
+    logits : array of shape (n, m)
+        Logits $\theta$ of the classifier (any temperature: the added term scales with their spread).
+    plan : array of shape (n, m)
+        Non-negative, finite assignment of the samples to the classes; rows of zero mass add nothing.
+    weight : float >= 0, default 1
+        $w$; 0 returns the logits unchanged.
+    min_mass : float > 0, default 1
+        A class is in play when its responsibilities sum to at least this many samples.
+
+    Returns
+    -------
+    array of shape (n, m)
+        $\theta'$, in the type of `logits`; with fewer than two classes in play, $\theta$.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1., 0.], [.9, .1], [0., 1.], [.1, .9]])
+    >>> L = np.zeros((4, 2)); L[:, 0] = 1                   # the classifier favours class 0 everywhere
+    >>> plan = np.array([[1., 0.], [1., 0.], [.4, .6], [.4, .6]])
+    >>> class_mean_logits(X, L, plan).argmax(1)             # the class means pull the last two samples to class 1
+    array([0, 0, 1, 1])
+    """
+    L = check_matrix(logits, 'logits', dtype=torch.float64)
+    Xt = check_matrix(X, 'X', rows=L.shape[0], dtype=torch.float64, device=L.device)
+    P = check_matrix(plan, 'plan', rows=L.shape[0], cols=L.shape[1], dtype=torch.float64, device=L.device)
+    if (P < 0).any(): raise ValueError("plan has negative entries; expected a non-negative assignment")
+    w = check_scalar(weight, 'weight', low=0); mm = check_scalar(min_mass, 'min_mass', low=0, low_open=True)
+    Xt = Xt / Xt.norm(dim=1, keepdim=True).clamp_min(torch.finfo(Xt.dtype).tiny)
+    return like_input(_class_mean_logits(Xt, L, P, w, mm), logits)
+
 # %% ../nbs/11_method.ipynb #295db4da
 @dataclass(eq=False)
 class Prepared:
@@ -339,6 +414,7 @@ class Prepared:
               prior_weight:float=PAPER_DEFAULTS['prior_weight'], # lambda of lambda*log(prior) added to the logits
               beta:float|str|None=None,      # override of the prepared cluster-cost weight (reuses the clusters)
               k:int|None=None,               # override of the prepared neighbourhood size (reuses the neighbour lists)
+              refine:float|None=None,        # weight of the batch's class means in a second pass (None: UNKNOWN_RATIO's for prior=None, else 0)
              )->GeoTTERResult:
         r"""GeoTTER on the prepared batch for one target prior (or none): fused cost, transport, graph smoothing, labels.
 
@@ -348,7 +424,9 @@ class Prepared:
         With `prior=None` the label ratio is unknown: the target is the batch's estimated ratio (`Prepared.ratio`,
         `estimate_label_ratio` on the zero-shot logits $\theta\,T/0.01$) and the transport is semi-relaxed
         (`solver='unbalanced'`), its class totals pulled toward the target with strength $\rho$ = 2.5 nats of the
-        zero-shot cost ($\rho=0.25$ at $T=0.1$) and entropic weight 0.1 nats, instead of forced to it.
+        zero-shot cost ($\rho=0.25$ at $T=0.1$) and entropic weight 0.1 nats, instead of forced to it. On a batch of
+        more than 64 samples a second pass then transports the logits refined by the batch's own class means
+        (`class_mean_logits` of the first pass's plan, weight `refine`) onto the same target.
 
         A batch smaller than the defaults asks is handled: at most n - 1 neighbours, and (unless `n_clusters` was given)
         at most n // 2 clusters; a batch of one sample is not smoothed.
@@ -375,6 +453,11 @@ class Prepared:
             $\lambda$ of $\lambda\log\nu$ added to the logits (the reference code uses 1).
         beta, k : optional
             Overrides of the prepared cluster-cost weight and neighbourhood size (the partition and lists are reused).
+        refine : float >= 0 or None
+            Weight $w$ of `class_mean_logits` in a second pass on the first pass's smoothed plan (0: one pass, the
+            paper's method). None: for prior=None `UNKNOWN_RATIO['refine']` = 1 times $\min(1,\log_2(n/64)/4)^+$ (none
+            on a batch of 64 samples or fewer, all of it from 1,024), 0 for a given prior. Dense backend only: the
+            chunked backend runs one pass.
 
         Returns
         -------
@@ -400,9 +483,14 @@ class Prepared:
         """
         nu, solver, reg, rho = self._target(prior, solver, reg, rho)
         o, mode, ot_kw = _adapt_options(self, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)
-        C = self._fused(nu, o['beta'], o['prior_weight'])
+        o['refine'] = self._refine(prior, refine)
         graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
-        P, T, C, ot, secs = _transport_smooth(C, nu, graph, o['alpha'], o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
+        passes = lambda logits: _transport_smooth(self._fused(nu, o['beta'], o['prior_weight'], logits), nu, graph, o['alpha'],
+                                                  o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
+        P, T, C, ot, secs = passes(self.logits)
+        if o['refine']:                                    # the second pass, on the batch's class means (dense backend)
+            P, T, C, ot, again = passes(_class_mean_logits(self.X, self.logits, T, o['refine']))
+            secs = {key: secs[key] + again[key] for key in secs}
         return _result(self.ref, P, T, C, dict(self.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
 
     def _target(self, prior, solver, reg, rho)->tuple:
@@ -420,11 +508,21 @@ class Prepared:
         if solver == 'unbalanced' and rho is None: rho = UNKNOWN_RATIO['rho'] * nats
         return self.ratio.target.to(self.X.device), solver, reg, rho
 
-    def _fused(self, nu:torch.Tensor, beta:float, prior_weight:float):
-        "Steps 1-2 for a prior: the dense fused cost, or (chunked) its `BlockCost`."
+    def _refine(self, prior, refine)->float:
+        "The weight of the second pass: `refine` checked, or its default (for prior=None UNKNOWN_RATIO's, ramped with n; else 0)."
+        if refine is None:
+            if prior is not None or self.backend == 'chunked': return 0.0
+            small, large = UNKNOWN_RATIO['refine_batch']          # no weight up to `small` samples, all of it from `large`
+            return UNKNOWN_RATIO['refine'] * min(1.0, max(0.0, math.log(self.n / small) / math.log(large / small)))
+        w = check_scalar(refine, 'refine', low=0)
+        if w and self.backend == 'chunked': _refuse_chunked('refine', refine, "the class means need the dense plan; pass 0")
+        return w
+
+    def _fused(self, nu:torch.Tensor, beta:float, prior_weight:float, logits:torch.Tensor|None=None):
+        "Steps 1-2 for a prior: the dense fused cost (of `logits` if given, else the prepared ones), or (chunked) its `BlockCost`."
         lp = _log_prior(nu, prior_weight, self.X.dtype)
         table, z = (self.cluster_table, self.clusters) if beta else (None, None)
-        if self.backend == 'dense': return fused_cost(self.logits, beta, table, z, lp)
+        if self.backend == 'dense': return fused_cost(self.logits if logits is None else logits, beta, table, z, lp)
         return BlockCost(self.Y, self.config['temperature'], beta, table, z, log_prior=lp, logits=self.logits, unit_rows=True)
 
     def _auto_beta(self)->float:
@@ -546,6 +644,7 @@ def geotter(X,                        # (n, d) sample embeddings
             n_init:int=1,             # k-means restarts
             knn_method:str='auto',    # k-NN search: 'auto' (exact up to 100k rows, then HNSW with a recall check), 'exact', 'torch', 'faiss', 'hnsw', 'ivf'
             backend:str='auto',       # 'dense', 'chunked' or 'auto' (see `prepare`)
+            refine:float|None=None,   # weight of the batch's class means in a second pass (None: see `Prepared.adapt`)
            )->GeoTTERResult:
     r"""GeoTTER: transport of the batch onto a class prior with a cluster-fused cost, then k-NN graph smoothing of the plan.
 
@@ -567,7 +666,7 @@ def geotter(X,                        # (n, d) sample embeddings
         The batch's label ratio $\nu$; None: unknown, estimated from the batch.
     **options
         `prepare`'s (temperature, beta, k, n_clusters, seed, logits, include_self, n_init, knn_method, backend) and
-        `Prepared.adapt`'s (alpha, steps, solver, reg, rho, preserve_prior, prior_weight).
+        `Prepared.adapt`'s (alpha, steps, solver, reg, rho, preserve_prior, prior_weight, refine).
 
     Returns
     -------
@@ -594,7 +693,7 @@ def geotter(X,                        # (n, d) sample embeddings
     prep = prepare(X, Y, temperature=temperature, beta=beta, k=k, n_clusters=n_clusters, seed=seed, logits=logits,
                    include_self=include_self, n_init=n_init, knn_method=knn_method, backend=backend)
     return prep.adapt(prior, alpha=alpha, steps=steps, solver=solver, reg=reg, rho=rho, preserve_prior=preserve_prior,
-                      prior_weight=prior_weight)
+                      prior_weight=prior_weight, refine=refine)
 
 # %% ../nbs/11_method.ipynb #c9e44365
 def logit_features(logits,            # (n, m) logits of a frozen classifier

@@ -202,7 +202,8 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
     return q / q.sum() if q.sum() > 0 else np.full(len(q), 1 / len(q))
 
 # %% ../nbs/04_priors.ipynb #5dc66a53
-UNKNOWN_RATIO = dict(min_count=0.5, power=1.0, shape=0.75, per_class=20.0, rho=2.5, reg=0.1)   # frozen; rho, reg in nats of the zero-shot cost
+UNKNOWN_RATIO = dict(min_count=0.5, power=1.0, shape=0.75, per_class=20.0, rho=2.5, reg=0.1,   # frozen; rho, reg in nats of the zero-shot cost
+                     refine=1.0, refine_batch=(64, 1024))   # GeoTTER's second pass (`class_mean_logits`): weight, ramped from 0 to it over these batch sizes
 
 class RatioEstimate(NamedTuple):
     "A batch's estimated label ratio: the transport target, EM's estimate, the classes taken as present, lambda."

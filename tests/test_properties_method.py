@@ -197,3 +197,43 @@ def test_auto_beta_at_any_scale(f):
         res = geotter(X, Y, [.2, .3, .5], beta='auto', **kw)
         assert 0 <= res.config['beta'] <= 1 and np.isfinite(res.plan).all()
         np.testing.assert_allclose(res.plan.sum(1), 1 / 30, rtol=1e-9)
+
+
+@given(batches(), st.floats(0, 3))
+def test_second_pass_keeps_the_marginals(batch, w):
+    "With a given prior and refine=w the plan is still exact onto the prior; with the ratio unknown the rows stay at 1/n."
+    X, Y, prior, k = batch
+    n = X.shape[0]
+    res = _timed(lambda: geotter(X, Y, prior, k=k, refine=w))
+    assert np.isfinite(res.plan).all() and res.config['refine'] == w
+    np.testing.assert_allclose(res.ot_plan.sum(0), prior, atol=1e-9)
+    np.testing.assert_allclose(res.ot_plan.sum(1), np.full(n, 1 / n), atol=1e-9)
+    unknown = _timed(lambda: geotter(X, Y, k=k, refine=w))
+    assert np.isfinite(unknown.plan).all() and np.isfinite(unknown.ot_plan).all()
+    np.testing.assert_allclose(unknown.ot_plan.sum(1), np.full(n, 1 / n), atol=1e-6)
+
+
+@given(st.integers(0, 2**31 - 1), st.integers(1, 30), st.integers(1, 6), st.integers(1, 8), st.floats(0, 5), st.floats(0.01, 3))
+def test_class_mean_logits_is_finite_and_leaves_classes_out_of_play(seed, n, m, d, w, min_mass):
+    from geotter.method import class_mean_logits
+    rng = np.random.default_rng(seed)
+    X, L = rng.normal(size=(n, d)), 30 * rng.normal(size=(n, m))
+    P = rng.dirichlet(np.full(m, 0.3), n) * (rng.random((n, 1)) > 0.1)          # some rows of zero mass
+    out = class_mean_logits(X, L, P, w, min_mass)
+    assert out.shape == (n, m) and np.isfinite(out).all()
+    R = P / np.maximum(P.sum(1, keepdims=True), 1e-300)
+    out_of_play = R.sum(0) < min_mass
+    np.testing.assert_array_equal(out[:, out_of_play], L[:, out_of_play])
+    if w == 0 or (~out_of_play).sum() < 2: np.testing.assert_array_equal(out, L)
+
+
+@pytest.mark.parametrize('args,name', [
+    ((np.full((4, 2), np.nan), np.zeros((4, 3)), np.ones((4, 3))), 'X'),
+    ((np.ones((4, 2)), np.zeros((4, 3)), np.full((4, 3), np.inf)), 'plan'),
+    ((np.ones((4, 2)), np.zeros((5, 3)), np.ones((4, 3))), 'X'),
+    ((np.ones((4, 2)), np.zeros((4, 3)), -np.ones((4, 3))), 'plan'),
+    ((np.ones((4, 2)), np.zeros(3), np.ones((4, 3))), 'logits')])
+def test_class_mean_logits_names_a_bad_argument(args, name):
+    from geotter.method import class_mean_logits
+    with pytest.raises((ValueError, TypeError), match=name): class_mean_logits(*args)
+    with pytest.raises((ValueError, TypeError), match='weight'): class_mean_logits(np.ones((4, 2)), np.zeros((4, 3)), np.ones((4, 3)), math.nan)

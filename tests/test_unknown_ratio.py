@@ -13,7 +13,7 @@ from hypothesis import example, given, strategies as st
 from geotter.core import Task, predict
 from geotter.priors import estimate_label_ratio, em_prior, UNKNOWN_RATIO
 from geotter.transport import otter
-from geotter.method import geotter, prepare, run_method, METHODS
+from geotter.method import geotter, prepare, run_method, class_mean_logits, METHODS
 from geotter.labelfree import label_free_predict
 
 torch.set_num_threads(1)
@@ -143,7 +143,7 @@ def test_chunked_ratio_unknown_beyond_the_sample():
     n, m, d = SAMPLE_ROWS + 7_000, 6, 8
     Y = rng.normal(size=(m, d)); y = rng.choice(m, n, p=[.35, .25, .2, .1, .1, 0.])    # one class absent
     X = Y[y] + 0.9 * rng.normal(size=(n, d))
-    ch, de = (prepare(X, Y, backend=b).adapt(None, steps=0) for b in ('chunked', 'dense'))   # the transport: no smoothing
+    ch, de = (prepare(X, Y, backend=b).adapt(None, steps=0, refine=0 if b == 'dense' else None) for b in ('chunked', 'dense'))  # one pass, no smoothing
     assert ch.ot.stats['sample'] == SAMPLE_ROWS and np.isfinite(ch.plan.data).all()
     np.testing.assert_allclose(ch.ot_plan.sum(1), np.full(n, 1 / n), rtol=1e-12)
     assert np.abs(ch.ot_plan.sum(0) - np.asarray(de.ot_plan).sum(0)).sum() < 0.01     # class totals: sampling error only
@@ -172,13 +172,23 @@ def test_squarem_converges_where_plain_em_crawls():
 
 @pytest.mark.parametrize('T', [0.1, 0.05])
 def test_unknown_ratio_constants_are_in_nats_of_the_zero_shot_cost(T):
-    "adapt(None) is the semi-relaxed transport onto the estimated target with rho and reg of UNKNOWN_RATIO times 0.01 / T."
+    "adapt(None) is the semi-relaxed transport onto the estimated target with rho and reg of UNKNOWN_RATIO times 0.01 / T, in two passes."
     rng = np.random.default_rng(4)
-    Y = rng.normal(size=(6, 8)); y = rng.choice([0, 2, 3], 40); X = Y[y] + 0.6 * rng.normal(size=(40, 8))
+    n = 200
+    Y = rng.normal(size=(6, 8)); y = rng.choice([0, 2, 3], n); X = Y[y] + 0.6 * rng.normal(size=(n, 8))
     prep = prepare(X, Y, temperature=T)
     r = prep.adapt(None)
     assert r.config['rho'] == pytest.approx(UNKNOWN_RATIO['rho'] * 0.01 / T) and r.config['reg'] == pytest.approx(UNKNOWN_RATIO['reg'] * 0.01 / T)
-    ref = prep.adapt(np.asarray(prep.ratio.target), solver='unbalanced', rho=UNKNOWN_RATIO['rho'] * 0.01 / T, reg=UNKNOWN_RATIO['reg'] * 0.01 / T)
-    np.testing.assert_allclose(r.plan, ref.plan, atol=1e-12)
+    small, large = UNKNOWN_RATIO['refine_batch']
+    assert r.config['refine'] == pytest.approx(UNKNOWN_RATIO['refine'] * np.log(n / small) / np.log(large / small))
+    target, soft = np.asarray(prep.ratio.target), dict(solver='unbalanced', rho=r.config['rho'], reg=r.config['reg'])
+    np.testing.assert_allclose(r.plan, prep.adapt(target, refine=r.config['refine'], **soft).plan, atol=1e-12)
+    first = prep.adapt(target, **soft)                                      # a given prior: one pass
+    assert first.config['refine'] == 0
+    theta = class_mean_logits(prep.X, prep.logits, first.plan, r.config['refine'])   # the second pass transports the refined logits
+    second = prepare(X, Y, temperature=T, logits=theta).adapt(target, **soft)
+    np.testing.assert_allclose(r.plan, second.plan, atol=1e-9)
     np.testing.assert_allclose(np.asarray(prep.ratio.target), np.asarray(estimate_label_ratio(100 * (X / np.linalg.norm(X, axis=1, keepdims=True))
                                @ (Y / np.linalg.norm(Y, axis=1, keepdims=True)).T).target), atol=1e-9)
+    assert prepare(X[:64], Y, temperature=T).adapt(None).config['refine'] == 0          # 64 samples: one pass
+    assert prepare(np.tile(X, (6, 1)), Y, temperature=T).adapt(None).config['refine'] == UNKNOWN_RATIO['refine']   # 1,200
