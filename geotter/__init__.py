@@ -6,7 +6,7 @@ each module's names are imported from the module. The names are loaded on first 
 that `import geotter.cli` (the `geotter` command) does not import PyTorch before it needs it;
 `dir(geotter)` (tab completion) lists them all the same.
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 import importlib as _importlib
 
