@@ -276,28 +276,33 @@ def _kmeans_partition(X:torch.Tensor, config:dict, m:int)->tuple:
     return _kmeans(X, _kmeans_options(len(X), K, config['seed'], n_init=config['n_init']))   # X: checked unit rows
 
 # %% ../nbs/11_method.ipynb #c287cc33
-def _loo_cosines(X:torch.Tensor,        # (n, d) unit rows
-                 R:torch.Tensor,        # (n, c) non-negative weights of each row in each class
-                )->torch.Tensor:        # (n, c) cos(x_i, sum_{j != i} r_jk x_j); 0 where that sum vanishes
-    "Cosine of each row with each class's weighted sum of the other rows."
-    M, x2 = R.T @ X, (X * X).sum(1, keepdim=True)            # (c, d) class sums; |x_i|^2 (1, or 0 for a zero row)
+def _loo_cosines(X:torch.Tensor,        # (b, d) a block of rows
+                 R:torch.Tensor,        # (b, c) their non-negative weights in each class
+                 M:torch.Tensor,        # (c, d) the class sums over all rows, sum_j r_jk x_j
+                )->torch.Tensor:        # (b, c) cos(x_i, M_k - r_ik x_i); 0 where that vector vanishes
+    "Cosine of each row of a block with each class's weighted sum of the other rows."
+    x2 = (X * X).sum(1, keepdim=True)                        # |x_i|^2: 1, or 0 for a zero row
     dots = X @ M.T                                           # x_i . M_k
     sq = ((M * M).sum(1)[None] - 2 * R * dots + R * R * x2).clamp_min(0)   # |M_k - r_ik x_i|^2
     den = sq.sqrt(); eps = 1e-6 * (1 + M.norm(dim=1))[None]
     return torch.where(den > eps, (dots - R * x2) / den.clamp_min(torch.finfo(X.dtype).tiny), 0).clamp(-1, 1)
 
-def _class_mean_logits(X:torch.Tensor, theta:torch.Tensor, plan:torch.Tensor, weight:float, min_mass:float=1.0)->torch.Tensor:
-    "`class_mean_logits` on validated tensors (X unit rows, theta and plan (n, m) of one dtype and device)."
+def _class_mean_logits(X:torch.Tensor, theta:torch.Tensor, plan:torch.Tensor, weight:float, min_mass:float=1.0,
+                       block:int=2**14)->torch.Tensor:
+    "`class_mean_logits` on validated tensors (X unit rows, theta and plan (n, m) of one dtype and device), by blocks of rows."
     if weight == 0: return theta
     R = plan / plan.sum(1, keepdim=True).clamp_min(torch.finfo(plan.dtype).tiny)
     used = R.sum(0) >= min_mass
     if int(used.sum()) < 2: return theta                     # one class in play: nothing to compare
-    S = _loo_cosines(X.to(theta.dtype), R[:, used])
-    S = S - S.mean(1, keepdim=True)
-    spread = theta[:, used].std(1, correction=0, keepdim=True)
-    sd = S.std(1, correction=0, keepdim=True)
+    Xd = X.to(theta.dtype)
+    M = R[:, used].T @ Xd                                    # (c, d) class sums
     out = theta.clone()
-    out[:, used] += weight * torch.where(sd > 0, spread / sd.clamp_min(torch.finfo(sd.dtype).tiny), 0) * S
+    for lo in range(0, len(theta), block):                   # temporaries of (block, c), not (n, c)
+        b = slice(lo, lo + block)
+        S = _loo_cosines(Xd[b], R[b][:, used], M)
+        S = S - S.mean(1, keepdim=True)
+        spread, sd = theta[b][:, used].std(1, correction=0, keepdim=True), S.std(1, correction=0, keepdim=True)
+        out[b, used] += weight * torch.where(sd > 0, spread / sd.clamp_min(torch.finfo(sd.dtype).tiny), 0) * S
     return out
 
 def class_mean_logits(X,                 # (n, d) sample embeddings (any norm)
