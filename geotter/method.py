@@ -276,16 +276,15 @@ def _kmeans_partition(X:torch.Tensor, config:dict, m:int)->tuple:
     return _kmeans(X, _kmeans_options(len(X), K, config['seed'], n_init=config['n_init']))   # X: checked unit rows
 
 # %% ../nbs/11_method.ipynb #c287cc33
-def _loo_cosines(X:torch.Tensor,        # (b, d) a block of rows
+def _loo_cosines(X:torch.Tensor,        # (b, d) a block of unit rows
                  R:torch.Tensor,        # (b, c) their non-negative weights in each class
                  M:torch.Tensor,        # (c, d) the class sums over all rows, sum_j r_jk x_j
                 )->torch.Tensor:        # (b, c) cos(x_i, M_k - r_ik x_i); 0 where that vector vanishes
     "Cosine of each row of a block with each class's weighted sum of the other rows."
-    x2 = (X * X).sum(1, keepdim=True)                        # |x_i|^2: 1, or 0 for a zero row
     dots = X @ M.T                                           # x_i . M_k
-    sq = ((M * M).sum(1)[None] - 2 * R * dots + R * R * x2).clamp_min(0)   # |M_k - r_ik x_i|^2
+    sq = ((M * M).sum(1)[None] - 2 * R * dots + R * R).clamp_min(0)   # |M_k - r_ik x_i|^2, |x_i| = 1
     den = sq.sqrt(); eps = 1e-6 * (1 + M.norm(dim=1))[None]
-    return torch.where(den > eps, (dots - R * x2) / den.clamp_min(torch.finfo(X.dtype).tiny), 0).clamp(-1, 1)
+    return torch.where(den > eps, (dots - R) / den.clamp_min(torch.finfo(X.dtype).tiny), 0).clamp(-1, 1)
 
 def _class_mean_logits(X:torch.Tensor, theta:torch.Tensor, plan:torch.Tensor, weight:float, min_mass:float=1.0,
                        block:int=2**14)->torch.Tensor:
@@ -297,7 +296,7 @@ def _class_mean_logits(X:torch.Tensor, theta:torch.Tensor, plan:torch.Tensor, we
     Xd = X.to(theta.dtype)
     M = R[:, used].T @ Xd                                    # (c, d) class sums
     out = theta.clone()
-    for lo in range(0, len(theta), block):                   # temporaries of (block, c), not (n, c)
+    for lo in range(0, len(theta), block):                   # the cosines' temporaries: (block, c), not (n, c)
         b = slice(lo, lo + block)
         S = _loo_cosines(Xd[b], R[b][:, used], M)
         S = S - S.mean(1, keepdim=True)
@@ -322,7 +321,7 @@ def class_mean_logits(X,                 # (n, d) sample embeddings (any norm)
     Parameters
     ----------
     X : array of shape (n, d)
-        Sample embeddings; only their directions are used.
+        Sample embeddings; only their directions are used (no row may be all zeros).
     logits : array of shape (n, m)
         Logits $\theta$ of the classifier (any temperature: the added term scales with their spread).
     plan : array of shape (n, m)
@@ -351,8 +350,7 @@ def class_mean_logits(X,                 # (n, d) sample embeddings (any norm)
     P = check_matrix(plan, 'plan', rows=L.shape[0], cols=L.shape[1], dtype=torch.float64, device=L.device)
     if (P < 0).any(): raise ValueError("plan has negative entries; expected a non-negative assignment")
     w = check_scalar(weight, 'weight', low=0); mm = check_scalar(min_mass, 'min_mass', low=0, low_open=True)
-    Xt = Xt / Xt.norm(dim=1, keepdim=True).clamp_min(torch.finfo(Xt.dtype).tiny)
-    return like_input(_class_mean_logits(Xt, L, P, w, mm), logits)
+    return like_input(_class_mean_logits(l2_normalize(Xt, 'X'), L, P, w, mm), logits)
 
 # %% ../nbs/11_method.ipynb #295db4da
 @dataclass(eq=False)

@@ -232,8 +232,14 @@ def test_class_mean_logits_is_finite_and_leaves_classes_out_of_play(seed, n, m, 
     ((np.ones((4, 2)), np.zeros((4, 3)), np.full((4, 3), np.inf)), 'plan'),
     ((np.ones((4, 2)), np.zeros((5, 3)), np.ones((4, 3))), 'X'),
     ((np.ones((4, 2)), np.zeros((4, 3)), -np.ones((4, 3))), 'plan'),
-    ((np.ones((4, 2)), np.zeros(3), np.ones((4, 3))), 'logits')])
+    ((np.ones((4, 2)), np.zeros(3), np.ones((4, 3))), 'logits'),
+    ((np.zeros((4, 2)), np.zeros((4, 3)), np.ones((4, 3))), 'X row 0 is all zeros')])
 def test_class_mean_logits_names_a_bad_argument(args, name):
     from geotter.method import class_mean_logits
     with pytest.raises((ValueError, TypeError), match=name): class_mean_logits(*args)
-    with pytest.raises((ValueError, TypeError), match='weight'): class_mean_logits(np.ones((4, 2)), np.zeros((4, 3)), np.ones((4, 3)), math.nan)
+
+
+@pytest.mark.parametrize('kw,name', [(dict(weight=math.nan), 'weight'), (dict(weight=-1), 'weight'), (dict(min_mass=0), 'min_mass')])
+def test_class_mean_logits_names_a_bad_option(kw, name):
+    from geotter.method import class_mean_logits
+    with pytest.raises((ValueError, TypeError), match=name): class_mean_logits(np.ones((4, 2)), np.zeros((4, 3)), np.ones((4, 3)), **kw)
