@@ -151,6 +151,8 @@ def estimate_noise(X,                          # (n, d) sample embeddings (re-no
     K = min(m, n - 2) if n_clusters is None else check_scalar(n_clusters, 'n_clusters', numbers.Integral, low=1)
     if n - K < 2: raise ValueError(f"n_clusters={K} with n={n} samples; expected n_clusters <= n - 2 (residual degrees of freedom)")
     C, z, R = _residuals(Xn, K, seed, n_init, partition)
+    K = C.shape[0]                                     # a partition given brings its own number of clusters
+    if n - K < 2: raise ValueError(f"partition has {K} clusters with n={n} samples; expected at most n - 2 (residual degrees of freedom)")
     if float(R.abs().max()) <= 1e-12:                  # rows of unit norm: residuals at rounding level are no noise
         raise ValueError(f"X has no spread within its {K} k-means clusters (every sample equals its cluster mean): the noise is 0")
     dim = _noise_dim(_spectrum(R), n, K, d)

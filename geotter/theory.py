@@ -25,10 +25,13 @@ def _dense(L, n:int)->torch.Tensor:
     return check_matrix(L, 'L', rows=n, cols=n, dtype=torch.float64)
 
 def _solve(H:torch.Tensor, T:torch.Tensor, mu:float, what:str)->torch.Tensor:
-    "$H^{-1}T$, or a `ValueError` naming `mu` if $H$ overflowed or is singular."
+    "$H^{-1}T$, or a `ValueError` naming `mu` if $H$ overflowed, is singular, or too ill-conditioned for the solve to hold ($\lVert HX-T\rVert>10^{-6}\lVert T\rVert$)."
     if not torch.isfinite(H).all(): raise ValueError(f"{what} overflows float64 at mu={mu:g}; expected a smaller mu (or L)")
-    try: return torch.linalg.solve(H, T)
+    try: S = torch.linalg.solve(H, T)
     except torch.linalg.LinAlgError: raise ValueError(f"{what} is singular at mu={mu:g}; expected mu and L that make it invertible") from None
+    if not (torch.isfinite(S).all() and torch.linalg.norm(H @ S - T) <= 1e-6 * torch.linalg.norm(T)):   # LAPACK may return garbage silently
+        raise ValueError(f"{what} is too ill-conditioned at mu={mu:g} for a dense solve; expected a smaller mu")
+    return S
 
 def anchored_fixed_point(plan,     # (n, m) plan T*
                          L,        # (n, n) graph Laplacian I - D^-1 A (dense)
