@@ -30,7 +30,8 @@ from geotter.core import class_prior, l2_normalize, nll_cost, predict, zero_shot
 from geotter.chunked import sparse_ot
 from geotter.cluster import kmeans
 from geotter.graph import knn_indices
-from geotter.method import geotter, geotter_chunked
+from geotter.method import geotter
+from geotter.pipeline import geotter_chunked
 from geotter.transport import emd, otter, sinkhorn
 
 NS = [128, 256, 512, 1000, 2000, 4000, 8000, 12000, 16000, 22000, 32000, 50000, 75000,

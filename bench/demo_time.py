@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from geotter.cli import DEMO_TASKS, load_demo_task
-from geotter.experiments import TABLE1_METHODS, run_benchmark
+from geotter.studies.experiments import TABLE1_METHODS, run_benchmark
 
 OUT = Path(__file__).resolve().parent / 'results'
 

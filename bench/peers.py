@@ -6,7 +6,7 @@
 
 Tasks (each when its data are here): wordnet-sample, wordnet-nouns (built by `geotter extract`), synthetic (`make_long_tail(seed=0)`), the four CIFAR-10 logit
 tasks (on logit features, as `run_method` runs the peers) and the two image-feature tasks (`load_task`, data directory
-`$GEOTTER_DATA`). Realistic batches: `geotter.transductive.realistic_batch` for each of `REALISTIC_SCENARIOS`, seeded
+`$GEOTTER_DATA`). Realistic batches: `geotter.studies.ratio.realistic_batch` for each of `REALISTIC_SCENARIOS`, seeded
 per task and scenario. Methods at their defaults; StatA also with soft counts (`stata-soft`) and with soft counts and
 the exact mean step (`stata-exact`, the paper's closed form). This is a benchmark, not a test; timings are ratios
 measured side by side in one run.
@@ -20,7 +20,8 @@ import pandas as pd
 import torch
 
 from geotter.core import accuracy, balanced_accuracy, predict, zero_shot_logits
-from geotter.transductive import REALISTIC_SCENARIOS, realistic_batch, stata, transclip_zs, zlap
+from geotter.studies.ratio import REALISTIC_SCENARIOS, realistic_batch
+from geotter.peers import stata, transclip_zs, zlap
 
 OUT = Path(__file__).resolve().parent / 'results'
 TASKS = ('wordnet-sample', 'wordnet-nouns', 'synthetic', 'sun397-val-clip-vitb32-1shot', 'stanford-cars-val-clip-vitb32-1shot',

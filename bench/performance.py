@@ -30,7 +30,9 @@ from complexity import make_batch, make_batch_rows, timed      # the CLIP-like s
 from geotter.core import accuracy, as_tensor, cosine_cost
 from geotter.cluster import kmeans, fuse_costs
 from geotter.graph import knn_indices
-from geotter.method import PAPER_DEFAULTS, REFERENCE_CODE, geotter, prepare_task, transport_and_smooth
+from geotter.pipeline import PAPER_DEFAULTS, REFERENCE_CODE, transport_and_smooth
+from geotter.method import geotter
+from geotter.studies.experiments import prepare_task
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
 
@@ -121,7 +123,7 @@ def kmeans_unit(task, configs=KMEANS_CONFIGS, seeds=(0, 1, 2), temperature:float
     return rows
 
 def bench_kmeans(tasks=KMEANS_TASKS)->pd.DataFrame:
-    from geotter.experiments import load_tasks
+    from geotter.studies.experiments import load_tasks
     rows = []
     for task in load_tasks(tasks):
         rows += kmeans_unit(task)
@@ -222,7 +224,7 @@ def bench_dask(n:int=200_000, m:int=1000, d:int=512, k:int=7, block_rows:int=25_
     call on the in-memory array, on one geometry (k-means on a sample, IVF k-NN), measured side by side."""
     import dask.array as da
     from distributed import Client, LocalCluster
-    from geotter.method import geotter_chunked
+    from geotter.pipeline import geotter_chunked
     X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)
     geo = million_geometry(X, m, k)
     cent, nbrs = geo['kmeans'][3], geo['knn'][3]
@@ -245,7 +247,7 @@ def bench_dask(n:int=200_000, m:int=1000, d:int=512, k:int=7, block_rows:int=25_
 def bench_million(n:int=1_000_000, m:int=1000, d:int=512, k:int=7, chunk_rows:int=32_768, nprobe:int=2,
                   name:str='perf_million.csv')->pd.DataFrame:
     "GeoTTER at n rows with the chunked path: time and peak memory (above entry, and the process maximum) per step."
-    from geotter.method import geotter_chunked
+    from geotter.pipeline import geotter_chunked
     X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)   # tighter class clusters than make_batch
     print(f'batch {X.shape} ready, RSS max {_max_rss_mb():.0f} MB', flush=True)
     steps = million_geometry(X, m, k, nprobe=nprobe)

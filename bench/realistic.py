@@ -3,10 +3,10 @@
     python bench/realistic.py [--batches 50] [--large-batches 15] [--estimator-batches 10] [--jobs 2]   # ~20 min, 2 cores
         # bench/results/realistic_runs.csv.gz (every batch and method), realistic_accuracy.csv and
         # realistic_balanced.csv (mean per task, scenario and method), realistic_estimators.csv (every batch and
-        # estimator: TV, recall, precision); read by nbs/13_ratio_unknown.ipynb
+        # estimator: TV, recall, precision); read by nbs/studies/31_ratio_unknown.ipynb
 
 Tasks (each when its data are here): the two image-feature tasks (`$GEOTTER_DATA`), wordnet-sample, wordnet-nouns
-(`geotter extract wordnet-nouns all-MiniLM-L6-v2 --download` first), the four CIFAR-10 logit tasks and the synthetic long-tailed task. Batches are drawn by `geotter.ratio.realistic_eval`
+(`geotter extract wordnet-nouns all-MiniLM-L6-v2 --download` first), the four CIFAR-10 logit tasks and the synthetic long-tailed task. Batches are drawn by `geotter.studies.ratio.realistic_eval`
 from numpy's default_rng([0, scenario]), the same draws as bench/peers.py (StatA, TransCLIP-ZS, ZLaP), so the first
 batches of both scripts are the same batches. The slow run of the protocol is `--batches 100 --large-batches 100`.
 This is a benchmark, not a test.
@@ -26,7 +26,7 @@ def one_task(name:str, n_small:int, n_large:int, n_est:int)->tuple:
     "Accuracy and estimator rows of every scenario of one task (one thread)."
     import torch; torch.set_num_threads(1)
     from geotter.data import load_task
-    from geotter.ratio import SCENARIOS, RATIO_ESTIMATORS, realistic_eval
+    from geotter.studies.ratio import SCENARIOS, RATIO_ESTIMATORS, realistic_eval
     try: task = load_task(name, seed=0) if name == 'synthetic' else load_task(name)
     except (FileNotFoundError, ValueError) as e: print(f"skipping {name}: {e}", flush=True); return [], []
     acc, est = [], []

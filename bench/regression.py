@@ -35,8 +35,8 @@ def calls(task, g):
     X, Y, L, nu = task.X, task.Y, task.zero_shot_logits(), task.prior
     emb = (X, Y, None) if X is not None else g.method.geotter_inputs(None, None, L)
     Xg, Yg, Lg = emb
-    out = [(f'run_method:{m}:given', lambda m=m: g.method.run_method(m, task, nu)) for m in g.method.METHODS]
-    out += [(f'run_method:{m}:unknown', lambda m=m: g.method.run_method(m, task, 'unknown'))
+    out = [(f'run_method:{m}:given', lambda m=m: g.studies.experiments.run_method(m, task, nu)) for m in g.studies.experiments.METHODS]
+    out += [(f'run_method:{m}:unknown', lambda m=m: g.studies.experiments.run_method(m, task, 'unknown'))
             for m in ('pm', 'fpm', 'otter', 'sinkhorn', 'geotter', 'multi-geotter')]
 
     def res(r): return r.labels, r.plan
@@ -50,7 +50,7 @@ def calls(task, g):
         ('geotter:cost', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, preserve_prior='cost'))),
         ('geotter:steps2', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, steps=2))),
         ('geotter:auto', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, beta='auto', alpha='auto'))),
-        ('geotter:reference', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, **g.method.REFERENCE_CODE))),
+        ('geotter:reference', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, **g.pipeline.REFERENCE_CODE))),
         ('geotter:refine', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, refine=1.0))),
         ('geotter:chunked', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, backend='chunked'))),
         ('geotter:chunked-unknown', lambda: res(g.geotter(Xg, Yg, logits=Lg, backend='chunked'))),
@@ -68,8 +68,8 @@ def calls(task, g):
         ('label_free_predict', lambda: g.label_free_predict(Xg, Yg, logits=L)),
         ('stream_predict:em', lambda: g.streaming.stream_predict(Xg, Yg, 'em', batch_size=max(8, len(L) // 4), logits=Lg)[0]),
         ('stream_predict:given', lambda: g.streaming.stream_predict(Xg, Yg, nu, batch_size=max(8, len(L) // 4), logits=Lg)[0]),
-        ('posteriors:geotter-plan', lambda: g.calibration.posteriors('geotter-plan', task, nu)),
-        ('posteriors:otter-dual', lambda: g.calibration.posteriors('otter-dual', task, nu)),
+        ('posteriors:geotter-plan', lambda: g.studies.calibration.posteriors('geotter-plan', task, nu)),
+        ('posteriors:otter-dual', lambda: g.studies.calibration.posteriors('otter-dual', task, nu)),
     ]
     return out
 
@@ -78,7 +78,8 @@ def fingerprints(names, arrays:dict|None)->list:
     "The rows of every call on every batch of every task that is here."
     import torch; torch.set_num_threads(1)
     import geotter as g
-    import geotter.method, geotter.core, geotter.streaming, geotter.calibration, geotter.transductive   # noqa: F401
+    import geotter.method, geotter.pipeline, geotter.core, geotter.streaming   # noqa: F401
+    import geotter.studies.experiments, geotter.studies.calibration, geotter.studies.ratio   # noqa: F401
     from geotter.data import load_task
     rows = []
     for name in names:
@@ -87,7 +88,7 @@ def fingerprints(names, arrays:dict|None)->list:
         y = np.asarray(full.labels)
         for b, (tag, B, keff) in enumerate(BATCHES):
             if len(y) < B: continue
-            idx = g.transductive.realistic_batch(y, B, keff, seed=np.random.default_rng([7, b]))
+            idx = g.studies.ratio.realistic_batch(y, B, keff, seed=np.random.default_rng([7, b]))
             task = full.subset(idx) if hasattr(full, 'subset') else _subset(full, idx)
             for call, thunk in calls(task, g):
                 with warnings.catch_warnings():

@@ -1,7 +1,7 @@
 """How stiff should the class marginal be when the label ratio is unknown? The trade-off, measured.
 
     python bench/stiffness.py [--large-batches 8] [--small-batches 16] [--jobs 2]   # ~3 min on 2 cores
-        # bench/results/stiffness_runs.csv (every batch), read by nbs/13_ratio_unknown.ipynb
+        # bench/results/stiffness_runs.csv (every batch), read by nbs/studies/31_ratio_unknown.ipynb
 
 GeoTTER with the ratio unknown (`geotter(X, Y)`) transports the batch onto the estimated ratio (`estimate_label_ratio`)
 with a soft class marginal: KL-penalised with strength rho = 2.5 nats (`UNKNOWN_RATIO`). Per development task
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realistic import TASKS
 
 OUT = Path(__file__).resolve().parent / 'results'
-SCENARIOS = {0: None, 4: 'large', 3: 'small'}          # index into geotter.ratio.SCENARIOS -> batch count option
+SCENARIOS = {0: None, 4: 'large', 3: 'small'}          # index into geotter.studies.ratio.SCENARIOS -> batch count option
 STIFFNESS = (1, 1.5, 2, 4, 10)                        # multiples of UNKNOWN_RATIO['rho']
 
 
@@ -57,7 +57,7 @@ def one_task(name:str, counts:dict)->list:
     "Rows of every scenario of one task (one thread)."
     import torch; torch.set_num_threads(1)
     from geotter.data import load_task
-    from geotter.ratio import SCENARIOS as ALL, realistic_batch
+    from geotter.studies.ratio import SCENARIOS as ALL, realistic_batch
     try: task = load_task(name, seed=0) if name == 'synthetic' else load_task(name)
     except (FileNotFoundError, ValueError) as e: print(f"skipping {name}: {e}", flush=True); return []
     L_all, y = np.asarray(task.zero_shot_logits(), dtype=np.float64), np.asarray(task.labels)

@@ -1,6 +1,6 @@
 """Can a batch tell, without labels, that its label ratio is uniform? Three label-free statistics on the full test sets.
 
-    python bench/uniform_test.py        # ~3 min, one core: bench/results/uniform_test.csv, read by nbs/13_ratio_unknown.ipynb
+    python bench/uniform_test.py        # ~3 min, one core: bench/results/uniform_test.csv, read by nbs/studies/31_ratio_unknown.ipynb
 
 Per development task (bench/realistic.py's tasks that are present): how far the true ratio is from uniform (TV), EM's
 error (TV), and three statistics that would license exact transport onto the uniform ratio if they separated the

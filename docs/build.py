@@ -16,7 +16,7 @@ Pipeline (see docs/README.md for the reasons):
 """
 from __future__ import annotations
 
-import argparse, ast, base64, importlib, json, logging, os, re, shutil, subprocess, sys, warnings
+import argparse, ast, base64, importlib, json, logging, os, posixpath, re, shutil, subprocess, sys, warnings
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -156,7 +156,7 @@ class Linker:
     def _sub(self, m, page):
         t = self.targets.get(m.group(1))
         if t is None: return m.group(0)
-        href = f"#{t[1]}" if t[0] == page else f"{t[0]}#{t[1]}"
+        href = f"#{t[1]}" if t[0] == page else f"{posixpath.relpath(t[0], posixpath.dirname(page) or '.')}#{t[1]}"   # pages in folders (studies/)
         return f"[{m.group(0)}]({href})"
     def __call__(self, md, page):
         out, in_fence = [], False

@@ -11,10 +11,10 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from geotter.transductive import transclip_objective, stata_objective
+from geotter.peers import transclip_objective, stata_objective
 from geotter.streaming import c_transform, average_potential, dual_plan
-from geotter.marginals import robust_options
-from geotter.prompts import template_scores
+from geotter.studies.marginals import robust_options
+from geotter.studies.prompts import template_scores
 
 N, M, D, K = 12, 3, 4, 2
 

@@ -12,13 +12,12 @@ import pytest
 import torch
 
 import geotter as G
-from geotter.ratio import ratio_errors, em_fitted_temperature, em_sparse, bbse_self, cluster_votes, relaxed_mass, alternating, \
-    stata_mass, realistic_eval                 # the benchmark's ratio estimators, outside the top-level API
+from geotter.studies.ratio import ratio_errors, em_fitted_temperature, em_sparse, bbse_self, cluster_votes, relaxed_mass, alternating, stata_mass, realistic_eval                 # the benchmark's ratio estimators, outside the top-level API
 from geotter.chunked import sample_rows
-from geotter.transductive import realistic_batch
+from geotter.studies.ratio import realistic_batch
 from geotter.synthetic import class_sizes
 from geotter.labelfree import split_halves
-from geotter.calibration import split_rows
+from geotter.studies.calibration import split_rows
 from geotter.streaming import stream_order
 
 rng = np.random.default_rng(0)
@@ -219,8 +218,9 @@ def test_chunked_names_the_rows_of_bad_X(beta, assignment, bad):
 
 # the analysis modules (noise, theory, robustness, marginals, streaming, calibration, prompts, defaults): arguments the
 # matrix above does not reach, refused with a ValueError or TypeError that names them
-from geotter import noise as NZ, theory as TH, robustness as RB, marginals as MG, streaming as ST, calibration as CB, prompts as PR
-from geotter.defaults import defaults_on_task
+from geotter import noise as NZ, streaming as ST
+from geotter.studies import theory as TH, robustness as RB, marginals as MG, calibration as CB, prompts as PR, streaming as STS
+from geotter.studies.defaults import defaults_on_task
 
 EST = NZ.estimate_noise(X, Y)
 CN, ZA = EST['per_cluster']['centroid_norm'], EST['assignment']
@@ -292,7 +292,7 @@ ANALYSIS = {
     'update_centres counts None': (lambda: ST.update_centres(CENTRES, None, X, 4), 'counts'),
     'c_transform reg zero': (lambda: ST.c_transform(torch.zeros(M), torch.tensor(-L), 0.0), 'reg'),
     'average_potential weight negative': (lambda: ST.average_potential(torch.zeros(M), 1.0, torch.ones(M), -1.0), 'weight'),
-    'stream_on_task task None': (lambda: ST.stream_on_task(None), 'task'),
+    'stream_on_task task None': (lambda: STS.stream_on_task(None), 'task'),
     'posterior_models methods a string': (lambda: CB.posterior_models(TASK, 'zs'), 'methods'),
     'fit_temperature model None': (lambda: CB.fit_temperature(None, LABELS), 'model'),
     'fit_temperature rows out of range': (lambda: CB.fit_temperature(CB.posterior_model('zs', TASK), LABELS, [999]), 'rows'),
@@ -348,7 +348,8 @@ def test_tolerable_noise_of_a_tiny_flip_probability():
 
 # the functions that tabulate or plot result tables: None, a string, an empty frame and a frame without the columns
 # they read are refused by the argument's name (and a missing column by its name), before any figure is drawn
-from geotter import experiments as EX, cli as CLI
+from geotter import cli as CLI
+from geotter.studies import experiments as EX
 
 SCORES = pd.DataFrame(dict(task=['a', 'b'], group=['A', 'B'], beta=0.0, k=0, alpha=1.0, steps=0, seed=0,
                            accuracy=[50.0, 60.0], balanced_accuracy=[40.0, 55.0]))          # `grid_scores`-like rows
@@ -377,8 +378,8 @@ FRAMES = {
     'plot_noise': (lambda df: RB.plot_noise(df, 't'), 'df', 'strength'),
     'plot_prior_sensitivity': (RB.plot_prior_sensitivity, 'df', 'tv'),
     'noise_gap': (RB.noise_gap, 'df', 'level'),
-    'streaming_table': (ST.streaming_table, 'df', 'batch_size'),
-    'plot_streaming': (ST.plot_streaming, 'df', 'prior_mode'),
+    'streaming_table': (STS.streaming_table, 'df', 'batch_size'),
+    'plot_streaming': (STS.plot_streaming, 'df', 'prior_mode'),
     'demo_tables': (lambda df: CLI.demo_tables(df, ['zs']), 'results', 'balanced_accuracy'),
     'plot_results': (CLI.plot_results, 'results', 'balanced_accuracy'),
 }
@@ -405,7 +406,7 @@ OTTER_ONLY = LODO.assign(method='otter')
 
 @pytest.mark.parametrize('call, arg', [
     (lambda: RB.plot_noise(NOISE_ROWS, 'nosuch-task'), 'task'),
-    (lambda: ST.plot_streaming(STREAM_ROWS, 'estimated'), 'prior_mode'),
+    (lambda: STS.plot_streaming(STREAM_ROWS, 'estimated'), 'prior_mode'),
     (lambda: EX.cfgs_ablation(SCORES, OTTER_ONLY), 'lodo_table'),
     (lambda: EX.plot_iterations(SCORES, OTTER_ONLY), 'lodo_table'),
 ], ids=['plot_noise task', 'plot_streaming prior_mode', 'cfgs_ablation no geotter rows', 'plot_iterations no geotter rows'])
@@ -415,9 +416,9 @@ def test_a_selection_absent_from_the_table_is_refused_by_name(call, arg):
     assert str(info.value).startswith(f'{arg}'), str(info.value)
 
 
-# the transductive helpers, the synthetic generators, label-free GeoTTER's bias, the text task's samplers and the
+# the peers' helpers, the synthetic generators, label-free GeoTTER's bias, the text task's samplers and the
 # store writers: arguments refused by name, and valid edge inputs that give finite results
-from geotter import transductive as TR, synthetic as SY, labelfree as LF, text as TX, data as DA
+from geotter import peers as TR, synthetic as SY, labelfree as LF, text as TX, data as DA
 
 W_ZLAP = TR.zlap_graph(X, Y)
 B_CG = np.eye(N + M, 2)

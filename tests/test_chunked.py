@@ -1,6 +1,6 @@
 """The chunked GeoTTER path against the in-memory method, and on a dask.distributed cluster.
 
-`geotter.method.geotter_chunked` runs the chunked backend's pipeline with a given geometry (centroids, neighbour lists)
+`geotter.pipeline.geotter_chunked` runs the chunked backend's pipeline with a given geometry (centroids, neighbour lists)
 on rows that may be a row-chunked dask array; here it is checked end to end against `geotter` on the same geometry,
 against `prepare(..., backend='chunked')`, and on a 2-worker `dask.distributed.LocalCluster`.
 """
@@ -12,7 +12,8 @@ from geotter.chunked import chunked_emd
 from geotter.cluster import kmeans
 from geotter.core import check_embeddings
 from geotter.graph import knn_indices
-from geotter.method import geotter, geotter_chunked, prepare
+from geotter.method import geotter, prepare
+from geotter.pipeline import geotter_chunked
 from geotter.transport import emd
 
 

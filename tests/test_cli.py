@@ -57,7 +57,8 @@ def test_help_imports_no_torch(argv):
     assert r.returncode == 0 and r.stdout.splitlines()[-1] == 'False', r.stdout + r.stderr
 
 def test_adapt_help_shows_defaults_and_methods(capsys):
-    from geotter.method import PAPER_DEFAULTS, METHODS
+    from geotter.pipeline import PAPER_DEFAULTS
+    from geotter.studies.experiments import METHODS
     from geotter.transport import DEFAULT_REG, DEFAULT_RHO
     code, out, _ = run(capsys, 'adapt', '--help')
     text = ' '.join(out.split())
@@ -333,7 +334,7 @@ def test_dir_lists_the_public_names_without_torch():
     "dir(geotter) (tab completion) lists every public name before first use, without importing PyTorch."
     code = ("import sys, geotter\nbefore = set(dir(geotter)); torch = 'torch' in sys.modules\n"
             "geotter.prepare\nprint(torch, before == set(geotter.__all__) | {'faiss_build', '__version__'}, "
-            "{'prepare', 'geotter', 'otter', 'kmeans', 'StreamingGeoTTER'} <= before, 'importlib' in before)")
+            "{'prepare', 'geotter', 'otter', 'stata', 'StreamingGeoTTER'} <= before, 'importlib' in before)")
     r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.split() == ['False', 'True', 'True', 'False'], r.stdout + r.stderr
 
@@ -344,7 +345,7 @@ def test_top_level_api_is_small_and_keeps_former_names():
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         objs = [getattr(geotter, n) for n in geotter.__all__]
-    assert len(geotter.__all__) <= 70 and len({id(o) for o in objs}) == len(objs)
+    assert len(geotter.__all__) <= 35 and len({id(o) for o in objs}) == len(objs)
     for name, mod in (('check_matrix', core), ('IVF_CELLS', graph), ('lloyd', cluster)):
         assert name not in geotter.__all__
         with pytest.warns(DeprecationWarning, match=rf'^geotter\.{name} is not part of the top-level API; import it from {mod.__name__}'):

@@ -12,7 +12,7 @@ ENTRY_POINTS = {
     'geotter.method': ['geotter', 'prepare', 'Prepared.adapt'],
     'geotter.priors': ['em_prior', 'bbse_prior', 'estimate_label_ratio'],
     'geotter.graph': ['knn_graph', 'graph_smooth'], 'geotter.cluster': ['kmeans'],
-    'geotter.transductive': ['transclip_zs', 'zlap', 'stata'], 'geotter.labelfree': ['label_free_predict'],
+    'geotter.peers': ['transclip_zs', 'zlap', 'stata'], 'geotter.labelfree': ['label_free_predict'],
 }
 CASES = [(mod, name) for mod, names in ENTRY_POINTS.items() for name in names]
 

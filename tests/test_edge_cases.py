@@ -10,7 +10,7 @@ import torch
 import geotter as g
 from geotter.chunked import sparse_ot, sparse_semi_relaxed, smooth_sparse
 from geotter.cli import main
-from geotter.method import geotter_chunked
+from geotter.pipeline import geotter_chunked
 
 torch.set_num_threads(1)
 
@@ -136,7 +136,7 @@ def test_cli_logits_of_one_class(tmp_path, method):
 
 def test_block_cost_rows_must_fit():
     "transport(BlockCost, X=...) names X when its rows do not fit the cost, instead of torch's matmul error."
-    from geotter.method import BlockCost, transport
+    from geotter.pipeline import BlockCost, transport
     Y = torch.nn.functional.normalize(torch.randn(3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0)), dim=1)
     X = np.random.default_rng(0).normal(size=(12, 5))
     _marginals_ok(transport(BlockCost(Y, 0.1), 'uniform', X=X).plan, np.full(3, 1 / 3))

@@ -14,8 +14,7 @@ from hypothesis import given, strategies as st
 
 from geotter.cluster import kmeans
 from geotter.method import geotter
-from geotter.calibration import (expected_calibration_error, nll, brier, calibration_bins, plan_posteriors,
-                                 PosteriorModel)
+from geotter.studies.calibration import expected_calibration_error, nll, brier, calibration_bins, plan_posteriors, PosteriorModel
 
 torch.set_num_threads(1)
 

@@ -157,7 +157,7 @@ def test_sparse_scores_predict_like_dense(seed, kind):
                                           ([np.nan, .5, .5], 'NaN'), ('zipf', "expected an array or 'uniform'")])
 def test_posteriors_refuse_a_bad_prior(prior, words):
     "`posteriors` checks the prior even for a map that does not use it (the zero-shot one)."
-    from geotter.calibration import posteriors
+    from geotter.studies.calibration import posteriors
     p = _problem(0)
     task = Task('t', labels=np.zeros(N, dtype=np.int64), X=p['X'], Y=p['Y'])
     for method in ('zs', 'otter-plan'):

@@ -11,7 +11,8 @@ import torch
 from hypothesis import given, strategies as st, assume
 
 from geotter.core import Task
-from geotter.method import geotter, prepare, run_method, METHODS
+from geotter.method import geotter, prepare
+from geotter.studies.experiments import run_method, METHODS
 
 torch.set_num_threads(1)
 
@@ -215,7 +216,7 @@ def test_second_pass_keeps_the_marginals(batch, w):
 
 @given(st.integers(0, 2**31 - 1), st.integers(1, 30), st.integers(1, 6), st.integers(1, 8), st.floats(0, 5), st.floats(0.01, 3))
 def test_class_mean_logits_is_finite_and_leaves_classes_out_of_play(seed, n, m, d, w, min_mass):
-    from geotter.method import class_mean_logits
+    from geotter.pipeline import class_mean_logits
     rng = np.random.default_rng(seed)
     X, L = rng.normal(size=(n, d)), 30 * rng.normal(size=(n, m))
     P = rng.dirichlet(np.full(m, 0.3), n) * (rng.random((n, 1)) > 0.1)          # some rows of zero mass
@@ -235,11 +236,11 @@ def test_class_mean_logits_is_finite_and_leaves_classes_out_of_play(seed, n, m, 
     ((np.ones((4, 2)), np.zeros(3), np.ones((4, 3))), 'logits'),
     ((np.zeros((4, 2)), np.zeros((4, 3)), np.ones((4, 3))), 'X row 0 is all zeros')])
 def test_class_mean_logits_names_a_bad_argument(args, name):
-    from geotter.method import class_mean_logits
+    from geotter.pipeline import class_mean_logits
     with pytest.raises((ValueError, TypeError), match=name): class_mean_logits(*args)
 
 
 @pytest.mark.parametrize('kw,name', [(dict(weight=math.nan), 'weight'), (dict(weight=-1), 'weight'), (dict(min_mass=0), 'min_mass')])
 def test_class_mean_logits_names_a_bad_option(kw, name):
-    from geotter.method import class_mean_logits
+    from geotter.pipeline import class_mean_logits
     with pytest.raises((ValueError, TypeError), match=name): class_mean_logits(np.ones((4, 2)), np.zeros((4, 3)), np.ones((4, 3)), **kw)

@@ -1,4 +1,4 @@
-"""Property-based tests of the transductive baselines (`geotter.transductive`): TransCLIP-ZS, ZLaP and StatA.
+"""Property-based tests of the transductive baselines (`geotter.peers`): TransCLIP-ZS, ZLaP and StatA.
 
 For any small batch of embeddings (including zero and constant dimensions and duplicated samples),
 every method returns finite class probabilities (rows on the simplex) of the input's type, is
@@ -14,8 +14,8 @@ import torch
 from hypothesis import assume, given, strategies as st
 
 from geotter.core import predict
-from geotter.transductive import transclip_zs, zlap, zlap_graph, normalized_adjacency, stata
-from geotter.transductive import _affinity, _anchor_variance, _inputs, _stata_run, _variance_floor
+from geotter.peers import transclip_zs, zlap, zlap_graph, normalized_adjacency, stata
+from geotter.peers import _affinity, _anchor_variance, _inputs, _stata_run, _variance_floor
 
 METHODS = {'transclip-zs': transclip_zs, 'zlap': zlap, 'stata': stata}
 pytestmark = pytest.mark.filterwarnings('ignore:.*no path to a class node')   # expected on batches with isolated samples

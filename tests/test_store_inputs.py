@@ -1,5 +1,5 @@
 """Input checks of the embedding store (`geotter.store`) and of the experiment runners' result store and options
-(`geotter.experiments`): each bad argument is refused at the public function, before any work, by an error that names
+(`geotter.studies.experiments`): each bad argument is refused at the public function, before any work, by an error that names
 it (`ValueError` for a bad value, `TypeError` for a wrong type); the valid calls next to each one still work."""
 import json
 import math
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import geotter as G
-from geotter import experiments as EX
+from geotter.studies import experiments as EX
 from geotter import store as SO
 
 rng = np.random.default_rng(0)

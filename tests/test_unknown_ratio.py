@@ -13,7 +13,9 @@ from hypothesis import example, given, strategies as st
 from geotter.core import Task, predict
 from geotter.priors import estimate_label_ratio, em_prior, UNKNOWN_RATIO
 from geotter.transport import otter
-from geotter.method import geotter, prepare, run_method, class_mean_logits, METHODS
+from geotter.method import geotter, prepare
+from geotter.studies.experiments import run_method, METHODS
+from geotter.pipeline import class_mean_logits
 from geotter.labelfree import label_free_predict
 
 torch.set_num_threads(1)

@@ -1,0 +1,68 @@
+"""The package's layout: two wings (the library never imports a study), a small top level, and the names and modules
+that moved in 0.3 still resolving from their former places with a DeprecationWarning that says where they live now."""
+import ast, importlib, subprocess, sys, warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / 'geotter'
+
+def _imports(path:Path)->set:
+    "The modules `path` imports, as absolute dotted names (relative imports resolved inside the package)."
+    pkg = '.'.join(path.relative_to(ROOT).with_suffix('').parts[:-1])
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import): out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = importlib.util.resolve_name('.' * node.level + (node.module or ''), pkg) if node.level else node.module
+            out |= {base} | {f"{base}.{a.name}" for a in node.names}
+    return out
+
+def test_library_never_imports_a_study():
+    "No module of the library (geotter/*.py but the face, cli and the package's __init__) imports geotter.studies."
+    for path in sorted(LIB.glob('*.py')):
+        if path.name in ('cli.py', '__init__.py', '_modidx.py'): continue
+        up = sorted(m for m in _imports(path) if m == 'geotter.studies' or m.startswith('geotter.studies.'))
+        assert not up, f"{path.name} imports {up}: the library must not import a study"
+
+def test_top_level_is_small():
+    "At most 35 names, each object once, every one importable."
+    import geotter
+    assert len(geotter.__all__) <= 35, len(geotter.__all__)
+    assert len(set(geotter.__all__)) == len(geotter.__all__)
+    objs = [getattr(geotter, n) for n in geotter.__all__]
+    assert len({id(o) for o in objs}) == len(objs)
+
+@pytest.mark.parametrize('name, module', [('run_method', 'geotter.studies.experiments'), ('METHODS', 'geotter.studies.experiments'),
+                                          ('geotter_on_task', 'geotter.studies.experiments'), ('posteriors', 'geotter.studies.calibration'),
+                                          ('marginal_errors', 'geotter.studies.marginals'), ('knn_graph', 'geotter.graph'),
+                                          ('kmeans', 'geotter.cluster'), ('geotter_chunked', 'geotter.pipeline'),
+                                          ('fused_cost', 'geotter.pipeline'), ('data_driven_defaults', 'geotter.noise'),
+                                          ('stream_predict', 'geotter.streaming'), ('total_variation', 'geotter.priors')])
+def test_former_top_level_names_warn(name, module):
+    "A name that left the top level resolves from it, with a DeprecationWarning naming the module to import it from."
+    import geotter
+    with pytest.warns(DeprecationWarning, match=f"import it from {module}"):
+        obj = getattr(geotter, name)
+    assert obj is getattr(importlib.import_module(module), name)
+
+@pytest.mark.parametrize('old, new', [('ratio', 'studies.ratio'), ('experiments', 'studies.experiments'), ('theory', 'studies.theory'),
+                                      ('robustness', 'studies.robustness'), ('marginals', 'studies.marginals'),
+                                      ('calibration', 'studies.calibration'), ('prompts', 'studies.prompts'),
+                                      ('defaults', 'studies.defaults'), ('transductive', 'peers')])
+def test_former_module_paths_warn(old, new):
+    "`import geotter.<old>` gives the module under its new path, with a DeprecationWarning (in a fresh process)."
+    code = (f"import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
+            f"try:\n    import geotter.{old}\nexcept DeprecationWarning as w: print(w)\n"
+            f"warnings.simplefilter('ignore')\nimport geotter.{old} as m, geotter.{new} as n\nprint(m is n)")
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split('\n')[:2] == [f"geotter.{old} is now geotter.{new}; import it from there", 'True'], r.stdout
+
+def test_moved_between_library_modules():
+    "A name that moved down from `geotter.method` resolves there with a warning; the registry, which moved up, does not."
+    import geotter.method as M, geotter.pipeline as P
+    with pytest.warns(DeprecationWarning, match='geotter.pipeline'):
+        assert M.geotter_chunked is P.geotter_chunked
+    with pytest.raises(AttributeError): M.run_method
