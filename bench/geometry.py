@@ -23,7 +23,8 @@ from complexity import make_batch                               # the CLIP-like 
 from geotter.core import accuracy, cosine_cost, nll_cost, zero_shot_logits
 from geotter.graph import knn_search, knn_recall, knn_graph, faiss_module
 from geotter.cluster import kmeans, fuse_costs, _kmeans_pp
-from geotter.pipeline import PAPER_DEFAULTS, transport_and_smooth
+from geotter.options import PAPER_DEFAULTS
+from geotter.pipeline import transport_and_smooth
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
 

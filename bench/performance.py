@@ -30,7 +30,8 @@ from complexity import make_batch, make_batch_rows, timed      # the CLIP-like s
 from geotter.core import accuracy, as_tensor, cosine_cost
 from geotter.cluster import kmeans, fuse_costs
 from geotter.graph import knn_indices
-from geotter.pipeline import PAPER_DEFAULTS, REFERENCE_CODE, transport_and_smooth
+from geotter.options import PAPER_DEFAULTS, REFERENCE_CODE
+from geotter.pipeline import transport_and_smooth
 from geotter.method import geotter
 from geotter.studies.experiments import prepare_task
 

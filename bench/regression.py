@@ -50,7 +50,7 @@ def calls(task, g):
         ('geotter:cost', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, preserve_prior='cost'))),
         ('geotter:steps2', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, steps=2))),
         ('geotter:auto', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, beta='auto', alpha='auto'))),
-        ('geotter:reference', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, **g.pipeline.REFERENCE_CODE))),
+        ('geotter:reference', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, **g.options.REFERENCE_CODE))),
         ('geotter:refine', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, refine=1.0))),
         ('geotter:chunked', lambda: res(g.geotter(Xg, Yg, nu, logits=Lg, backend='chunked'))),
         ('geotter:chunked-unknown', lambda: res(g.geotter(Xg, Yg, logits=Lg, backend='chunked'))),
@@ -78,7 +78,7 @@ def fingerprints(names, arrays:dict|None)->list:
     "The rows of every call on every batch of every task that is here."
     import torch; torch.set_num_threads(1)
     import geotter as g
-    import geotter.method, geotter.pipeline, geotter.core, geotter.streaming   # noqa: F401
+    import geotter.method, geotter.options, geotter.core, geotter.streaming   # noqa: F401
     import geotter.studies.experiments, geotter.studies.calibration, geotter.studies.ratio   # noqa: F401
     from geotter.data import load_task
     rows = []

@@ -16,8 +16,8 @@ __version__ = "0.2.0"
 import importlib as _importlib
 import sys as _sys
 
-# The top-level API: module -> the names it gives the package: the methods, their results, the estimators, `Task`
-# and the loaders. Everything else stays in its module (`geotter.graph.knn_graph`, `geotter.core.check_matrix`, ...).
+# The top-level API: module -> the names it gives the package: the methods, their results, the estimators, `Task`,
+# the loaders and the options. Everything else stays in its module (`geotter.graph.knn_graph`, `geotter.core.check_matrix`, ...).
 _EXPORTS = {
     'core': ('Task', 'zero_shot_logits', 'predict', 'accuracy', 'balanced_accuracy'),
     'baselines': ('zero_shot', 'prior_matching', 'fenchel_prior_matching'),
@@ -25,7 +25,7 @@ _EXPORTS = {
     'priors': ('estimate_label_ratio', 'RatioEstimate', 'em_prior', 'bbse_prior'),
     'pipeline': ('GeoTTERResult',), 'method': ('geotter', 'prepare', 'Prepared'),
     'peers': ('transclip_zs', 'zlap', 'stata'), 'labelfree': ('label_free_predict',), 'streaming': ('StreamingGeoTTER',),
-    'data': ('load_task', 'load_embeddings', 'extract'),
+    'data': ('load_task', 'load_embeddings', 'extract'), 'options': ('GeometryOptions', 'AdaptOptions'),
 }
 __all__ = [n for names in _EXPORTS.values() for n in names]
 
@@ -37,7 +37,8 @@ _MOVED = {**dict.fromkeys(('run_method', 'geotter_on_task', 'prepare_task', 'MET
           **dict.fromkeys(('posteriors', 'expected_calibration_error', 'calibration_scores', 'reliability_diagram',
                            'class_duals'), 'studies.calibration'),
           'ensemble_embeddings': 'studies.prompts', 'fit_label_free': 'labelfree', 'data_driven_defaults': 'noise',
-          'estimate_noise': 'noise', 'stream_predict': 'streaming'}
+          'estimate_noise': 'noise', 'stream_predict': 'streaming',
+          **dict.fromkeys(('PAPER_DEFAULTS', 'REFERENCE_CODE', 'PRESERVE_PRIOR', 'BACKENDS', 'KNN_METHODS'), 'options')}
 # Modules that moved, under their former names.
 _MODULES = {'transductive': 'peers', **{m: f'studies.{m}' for m in
             ('experiments', 'ratio', 'theory', 'robustness', 'marginals', 'calibration', 'prompts', 'defaults')}}

@@ -5,21 +5,22 @@
 # %% ../nbs/40_cli.ipynb #a304baf0
 from __future__ import annotations
 import argparse, ast, functools, importlib, importlib.util, math, os, re, sys, textwrap, warnings
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
+from .options import GeometryOptions, AdaptOptions, METHODS, PRIOR_FREE, DEFAULT_REG, DEFAULT_RHO
 from .store import NAME_MAX, STORE_ENV, atomic_write, max_name_bytes, scratch_path, store_root
 
 # %% auto #0
 __all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
            'GEOTTER_METHODS', 'MAX_STEPS', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES', 'MAX_JOBS',
-           'module_constant', 'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir',
-           'write_output', 'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance',
-           'task_summary', 'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs',
-           'save_labels', 'adapt_files', 'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract',
-           'main']
+           'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir', 'write_output',
+           'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance', 'task_summary',
+           'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs', 'save_labels',
+           'adapt_files', 'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract', 'main']
 
 # %% ../nbs/40_cli.ipynb #11cf738d
 def _literal(node):
@@ -46,13 +47,6 @@ def _source_constant(module:str, name:str, depth:int=0):
     raise KeyError(f"{module}.{name}")
 
 # %% ../nbs/40_cli.ipynb #462f727b
-def module_constant(module:str, # dotted module name, e.g. 'geotter.method'
-                    name:str,   # a module-level constant, e.g. 'PAPER_DEFAULTS'
-                   ):
-    "`module.name`, read from the source when it is a literal (no import), else by importing `module`."
-    try: return _source_constant(module, name)
-    except (KeyError, ValueError, TypeError, SyntaxError): return getattr(importlib.import_module(module), name)
-
 def registered_names(module:str,    # dotted module name, e.g. 'geotter.data'
                      *functions:str, # the functions that register a name, e.g. 'register_logit_task'
                     )->list:
@@ -343,37 +337,41 @@ def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
 
 # %% ../nbs/40_cli.ipynb #62e3f5af
 GEOTTER_METHODS = ('geotter', 'multi-geotter', 'geotter-unknown')
+_LABELS = {'pm': 'PM', 'fpm': 'FPM', 'otter': 'OTTER', 'sinkhorn': 'Sinkhorn'}
+_SHOWN = {'reg': DEFAULT_REG, 'rho': DEFAULT_RHO, 'solver': 'emd, or unbalanced when the ratio is unknown', 'preserve_prior': 'off'}
 
-def _options():
-    "option -> (type, auto allowed, methods that use it, help text); defaults read from the library source."
-    d = module_constant('geotter.method', 'PAPER_DEFAULTS')
-    reg, rho = module_constant('geotter.transport', 'DEFAULT_REG'), module_constant('geotter.transport', 'DEFAULT_RHO')
-    G = GEOTTER_METHODS
-    return {
-        'temperature': (float, False, G + ('pm', 'fpm'), f"T in the logits cos/T (GeoTTER, Multi-GeoTTER: default "
-                        f"{d['temperature']:g}; PM, FPM: their own default)"),
-        'beta': (float, True, G, f"weight of the cluster cost, or auto (GeoTTER, Multi-GeoTTER; default {d['beta']:g})"),
-        'k': (int, False, G, f"neighbours of the k-NN graph (GeoTTER, Multi-GeoTTER; default {d['k']})"),
-        'alpha': (float, True, G, f"smoothing weight, or auto (GeoTTER, Multi-GeoTTER; default {d['alpha']:g})"),
-        'steps': (int, False, G, f"transport-smoothing rounds, at most {MAX_STEPS} (GeoTTER default {d['steps']}, Multi-GeoTTER default 2)"),
-        'seed': (int, False, G, "k-means seed (GeoTTER, Multi-GeoTTER; default 0)"),
-        'solver': (str, False, G + ('otter',), "OT solver: emd, sinkhorn or unbalanced (OTTER, GeoTTER, Multi-GeoTTER; default emd, or unbalanced when the ratio is unknown)"),
-        'reg': (float, False, G + ('otter', 'sinkhorn'), f"entropic weight of the sinkhorn and unbalanced solvers "
-                f"(Sinkhorn, and OTTER/GeoTTER with --solver sinkhorn or unbalanced; default {reg:g})"),
-        'rho': (float, False, G + ('otter',), f"class-marginal strength of --solver unbalanced (OTTER, GeoTTER; default {rho:g})"),
-        'preserve_prior': (str, False, G, "keep the class totals after smoothing: project or cost (GeoTTER, Multi-GeoTTER; default off)"),
-    }
+def _option_fields()->dict:
+    "name -> field of the options the command line offers (`cli` set in their metadata), geometry's first."
+    out = {}
+    for f in fields(GeometryOptions) + fields(AdaptOptions):
+        if f.metadata['cli'] and f.name not in out: out[f.name] = f
+    return out
+
+def _help(f, users:tuple)->str:
+    "An option's help: its text, its bound on the command line, who uses it and its default."
+    who = ', '.join(['GeoTTER, Multi-GeoTTER'] + [_LABELS[u] for u in users if u not in GEOTTER_METHODS])
+    d = _SHOWN.get(f.name, f.default)
+    bound = f", at most {MAX_STEPS} (Multi-GeoTTER default 2)" if f.name == 'steps' else ''
+    own = '; PM, FPM: their own default' if f.name == 'temperature' else ''
+    return f"{f.metadata['help']}{bound} ({who}; default {d:g}{own})" if isinstance(d, float) else f"{f.metadata['help']}{bound} ({who}; default {d}{own})"
+
+def _options()->dict:
+    "option -> (type, auto allowed, methods that use it, help text), from the fields of `geotter.options`."
+    out = {}
+    for name, f in _option_fields().items():
+        users = GEOTTER_METHODS + (() if f.metadata['cli'] is True else f.metadata['cli'])
+        out[name] = (f.metadata['kind'] or str, f.metadata['auto'], users, _help(f, users))
+    return out
 
 # %% ../nbs/40_cli.ipynb #54710266
-_LOWER = {'k': (1, False), 'steps': (1, False), 'temperature': (0, True), 'reg': (0, True), 'rho': (0, True)}
 MAX_STEPS = 1000                    # transport-smoothing rounds: the paper uses 1 or 2; a bound keeps a typo from running for days
-_UPPER = {'alpha': 1, 'beta': 1, 'steps': MAX_STEPS}   # weights in [0, 1]; at most MAX_STEPS rounds
 
 def check_option(opt:str, value):
-    "A method option of `geotter adapt` (see `_options`) as a number, or `UsageError` naming it."
+    "A method option of `geotter adapt` as a number, in the bounds of its field (`--steps`: 1 to MAX_STEPS), or `UsageError` naming it."
     typ, auto, _, _ = _options()[opt]
-    low, low_open = _LOWER.get(opt, (0, False))
-    return check_number(value, '--' + opt.replace('_', '-'), typ, low=low, low_open=low_open, high=_UPPER.get(opt), auto=auto)
+    m = _option_fields()[opt].metadata
+    low, high = (1, MAX_STEPS) if opt == 'steps' else (m['low'], m['high'])
+    return check_number(value, '--' + opt.replace('_', '-'), typ, low=low, low_open=m['low_open'], high=high, auto=auto)
 
 # %% ../nbs/40_cli.ipynb #17ce8376
 def _shape_checks(X, Y, L):
@@ -400,13 +398,13 @@ UNKNOWN_NOTE = ("no --prior: the label ratio is unknown and is estimated from th
 def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, method='geotter', out='labels.npy',
                        **options)->dict:
     "Check the arguments of `geotter adapt` and load its arrays: X, Y, logits, prior (None: unknown), note, out, method options."
-    methods = module_constant('geotter.studies.experiments', 'METHODS')
+    methods = METHODS
     if method not in methods: raise UsageError(f"--method {method}: expected one of {', '.join(methods)}")
     if (embeddings is None) != (classes is None): raise UsageError("--embeddings and --classes go together; give both")
     if logits is None and (embeddings is None or classes is None):
         raise UsageError("give --embeddings and --classes, or --logits (or all three)")
     given, unknown = _method_options(method, options), prior is None or prior == 'unknown'
-    uniform, prior_free = prior == 'uniform', method in module_constant('geotter.studies.experiments', 'PRIOR_FREE')
+    uniform, prior_free = prior == 'uniform', method in PRIOR_FREE
     if prior_free and not unknown: raise UsageError(f"--prior is not used by --method {method}, which takes no class prior")
     out = check_output_file(out, inputs={'--embeddings': embeddings, '--classes': classes, '--logits': logits,
                                          '--prior': None if uniform or unknown else prior})
@@ -593,7 +591,7 @@ def _add_extract(sub):
                        "after an interruption). CLIP backbones need open_clip_torch, text backbones sentence-transformers, image "
                        "datasets torchvision. Weights are read from <data root>/models; the first use of a backbone fetches "
                        "them from the Hugging Face hub, and says so.")
-    datasets = registered_names('geotter.data', '_tv', '_folder') + list(module_constant('geotter.data', 'DATASET_PROVIDERS'))
+    datasets = registered_names('geotter.data', '_tv', '_folder') + list(_source_constant('geotter.data', 'DATASET_PROVIDERS'))
     e.add_argument('dataset', help=f"registry name: {', '.join(datasets)}")
     e.add_argument('backbone', nargs='?', default='ViT-B-16', help="RN50, RN101, ViT-B-32, ViT-B-16, ViT-L-14, all-MiniLM-L6-v2, st:<id> (default: ViT-B-16)")
     e.add_argument('--root', help='data root (default $GEOTTER_DATA or ~/data)')
@@ -602,7 +600,7 @@ def _add_extract(sub):
     e.add_argument('--name', help='entry name (default: the dataset name)')
     e.add_argument('--device', default='cpu', help="torch device: cpu, cuda, cuda:<index>, mps (checked before the backbone is loaded)")
     e.add_argument('--batch-size', type=_arg(lambda s: check_number(s, '--batch-size', int, low=1)), default=256, help='images per batch')
-    w = module_constant('geotter.data', 'MAX_WORKERS')
+    w = _source_constant('geotter.data', 'MAX_WORKERS')
     e.add_argument('--num-workers', type=_arg(lambda s: check_number(s, '--num-workers', int, low=0, high=w)), default=0,
                    help=f'data-loader worker processes, 0 (load in the main process) to {w}')
     e.add_argument('--download', action='store_true', help='download the dataset if missing')
@@ -615,7 +613,7 @@ def _parser()->argparse.ArgumentParser:
                        "$GEOTTER_RESULTS (default ./geotter_results), data and the embedding store under $GEOTTER_DATA (default ~/data).")
     p.add_argument('--version', action='version', version=f'geotter {__version__}')
     sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
-    methods = list(module_constant('geotter.studies.experiments', 'METHODS'))
+    methods = list(METHODS)
     _add_demo(sub, methods); _add_adapt(sub, methods); _add_experiments(sub); _add_extract(sub)
     return p
 

@@ -11,13 +11,12 @@ import warnings
 import torch
 
 from .core import *
+from .options import DEFAULT_REG, DEFAULT_RHO
 
 # %% auto #0
-__all__ = ['DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
+__all__ = ['sinkhorn', 'sinkhorn_unbalanced']
 
 # %% ../nbs/05_entropic.ipynb #b6864fab
-DEFAULT_REG = 0.1   # entropic weight in cost units: converges on every shipped task, OTTER and GeoTTER costs (see below)
-
 def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
               C:torch.Tensor,        # (n, m) cost subtracted
               eps:float,             # entropic weight
@@ -225,8 +224,6 @@ def _init_potentials(init, C0, ri, ci, shift):
     return f, g
 
 # %% ../nbs/05_entropic.ipynb #5a17f1b9
-DEFAULT_RHO = 0.1
-
 def _check_rho(rho)->float:
     "`rho` as a float in [0, inf]; `math.inf` (balanced) is allowed, NaN and negatives are not."
     if isinstance(rho, numbers.Real) and not isinstance(rho, bool) and rho == math.inf: return math.inf

@@ -16,13 +16,14 @@ import scipy.sparse as sp
 import torch
 
 from .core import *
+from .options import KNN_METHODS
 
 # %% auto #0
 __all__ = ['FAISS_SERIAL_WORK', 'KNN_PROGRESS_WORK', 'IVF_CELLS', 'IVF_MAX_DOUBLINGS', 'IVF_MIN_CELL', 'IVF_TRAIN_ROWS',
-           'IVF_ROUNDS', 'IVF_MAX_PROBE', 'IVF_PROBE_ENTRIES', 'KNN_MAX_WIDEN', 'KNN_METHODS', 'KNN_FAISS_MIN_N',
-           'KNN_APPROX_MIN_N', 'KNN_MIN_RECALL', 'faiss_module', 'faiss_threads', 'knn_recall', 'unit_rows',
-           'KNNSearch', 'knn_search', 'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize', 'graph_smooth',
-           'laplacian', 'tikhonov_smooth']
+           'IVF_ROUNDS', 'IVF_MAX_PROBE', 'IVF_PROBE_ENTRIES', 'KNN_MAX_WIDEN', 'KNN_FAISS_MIN_N', 'KNN_APPROX_MIN_N',
+           'KNN_MIN_RECALL', 'faiss_module', 'faiss_threads', 'knn_recall', 'unit_rows', 'KNNSearch', 'knn_search',
+           'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize', 'graph_smooth', 'laplacian',
+           'tikhonov_smooth']
 
 # %% ../nbs/07_graph.ipynb #9123007e
 def faiss_module():
@@ -299,7 +300,6 @@ def _faiss_search(Xn:torch.Tensor, k:int, include_self:bool, engine:str, ef_sear
         ef_search *= 2
 
 # %% ../nbs/07_graph.ipynb #db872f89
-KNN_METHODS = ('auto', 'exact', 'torch', 'faiss', 'hnsw', 'ivf')
 KNN_FAISS_MIN_N = 20_000        # method='auto' uses faiss's exact search from this many rows (CPU, faiss installed)
 KNN_APPROX_MIN_N = 100_000      # method='auto' searches the IVF index above this many rows
 KNN_MIN_RECALL = 0.95           # recall an approximate search widens itself to reach (knn_search's min_recall)

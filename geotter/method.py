@@ -11,7 +11,8 @@ import numpy as np
 import torch
 
 from .core import *
-from .pipeline import (PAPER_DEFAULTS, CHUNKED_SOLVERS, GeoTTERResult, cluster_table, fused_cost, BlockCost, _log_prior,
+from .options import PAPER_DEFAULTS, GeometryOptions, AdaptOptions, BACKENDS, option_names, takes_options, split_options as _split_options
+from .pipeline import (CHUNKED_SOLVERS, GeoTTERResult, cluster_table, fused_cost, BlockCost, _log_prior,
                               _check_options, _transport_smooth, _smooth_lists, _result, _class_mean_logits)
 from .chunked import sample_rows
 from .graph import KNN_METHODS, _adjacency, _knn_options, _knn_search
@@ -20,12 +21,11 @@ from .noise import data_driven_defaults
 from .priors import UNKNOWN_RATIO, RatioEstimate, _label_ratio
 
 # %% auto #0
-__all__ = ['CHUNKED_ENTRIES', 'BACKENDS', 'GEOMETRY_OPTIONS', 'Prepared', 'prepare', 'split_options', 'geotter', 'logit_features',
+__all__ = ['CHUNKED_ENTRIES', 'GEOMETRY_OPTIONS', 'Prepared', 'prepare', 'split_options', 'geotter', 'logit_features',
            'geotter_inputs']
 
 # %% ../nbs/13_method.ipynb #fc80b981
 CHUNKED_ENTRIES = 2**28          # n * m above which backend='auto' is 'chunked'
-BACKENDS = ('auto', 'dense', 'chunked')
 
 def _weight(v, name:str, auto):
     "A weight in [0, 1], or 'auto' replaced by `auto()`."
@@ -39,17 +39,12 @@ def _refuse_chunked(option:str, value, why:str):
     raise ValueError(f"{option}={value!r} is not available on backend='chunked' ({why}); prepare the batch with backend='dense'")
 
 # %% ../nbs/13_method.ipynb #bcb7e9ef
-def _geometry_config(temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend, entries:int, dtype)->dict:
-    "`prepare`'s options checked (each error names its option), the backend chosen."
-    backend = check_choice(backend, 'backend', BACKENDS)
-    backend = backend if backend != 'auto' else 'chunked' if entries > CHUNKED_ENTRIES else 'dense'
-    beta = _weight(beta, 'beta', lambda: 'auto')
-    if backend == 'chunked' and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
-    return dict(temperature=check_temperature(temperature, dtype=dtype), beta=beta, k=check_int(k, 'k', low=1),
-                n_clusters=None if n_clusters is None else check_int(n_clusters, 'n_clusters', low=1),
-                seed=check_int(seed, 'seed', low=0), n_init=check_int(n_init, 'n_init', low=1),
-                include_self=check_bool(include_self, 'include_self'),
-                knn_method=check_choice(knn_method, 'knn_method', KNN_METHODS), backend=backend)
+def _geometry_config(o:GeometryOptions, entries:int, dtype)->dict:
+    "`prepare`'s configuration: the options (checked when made), the temperature against the dtype, the backend chosen."
+    backend = o.backend if o.backend != 'auto' else 'chunked' if entries > CHUNKED_ENTRIES else 'dense'
+    if backend == 'chunked' and o.beta == 'auto': _refuse_chunked('beta', o.beta, "the estimate forms (n, m) score matrices; pass a number")
+    return dict(temperature=check_temperature(o.temperature, dtype=dtype), beta=o.beta, k=o.k, n_clusters=o.n_clusters,
+                seed=o.seed, n_init=o.n_init, include_self=o.include_self, knn_method=o.knn_method, backend=backend)
 
 # %% ../nbs/13_method.ipynb #c5284aeb
 def _adapt_options(prep, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)->tuple:
@@ -126,19 +121,10 @@ class Prepared:
         theta = self.logits[rows] if self.logits is not None else self.X[rows] @ self.Y.T / self.config['temperature']
         return theta.to(torch.float64) * T / CLIP_TEMPERATURE
 
+    @takes_options(AdaptOptions)
     def adapt(self,
               prior=None,                    # (m,) target class prior, 'uniform', or None: unknown, estimated (`ratio`)
-              *,
-              alpha:float|str=PAPER_DEFAULTS['alpha'],  # weight kept on a sample's own row (1: no smoothing), or 'auto' (1/(1+k))
-              steps:int=PAPER_DEFAULTS['steps'],        # propagation steps L (>1: Multi-GeoTTER)
-              solver:str|None=None,          # 'emd' (exact), 'sinkhorn' or 'unbalanced' (KL-relaxed class marginal); None: 'emd', or 'unbalanced' for prior=None
-              reg:float|None=None,           # entropic weight for 'sinkhorn'/'unbalanced' (None: transport default; for prior=None, UNKNOWN_RATIO's)
-              rho:float|None=None,           # class-marginal strength for solver='unbalanced' (None: as reg)
-              preserve_prior:bool|str=False, # False (paper), 'project'/True or 'cost': keep the OT class totals (dense only)
-              prior_weight:float=PAPER_DEFAULTS['prior_weight'], # lambda of lambda*log(prior) added to the logits
-              beta:float|str|None=None,      # override of the prepared cluster-cost weight (reuses the clusters)
-              k:int|None=None,               # override of the prepared neighbourhood size (reuses the neighbour lists)
-              refine:float|None=None,        # weight of the batch's class means in a second pass (None: UNKNOWN_RATIO's for prior=None, else 0)
+              **options,                     # `AdaptOptions`: alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k, refine
              )->GeoTTERResult:
         r"""GeoTTER on the prepared batch for one target prior (or none): fused cost, transport, graph smoothing, labels.
 
@@ -205,9 +191,10 @@ class Prepared:
         >>> res.config['solver'], float((res.labels == y).mean())
         ('unbalanced', 1.0)
         """
-        nu, solver, reg, rho = self._target(prior, solver, reg, rho)
-        o, mode, ot_kw = _adapt_options(self, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)
-        o['refine'] = self._refine(prior, refine)
+        a = AdaptOptions(**_split_options(options, AdaptOptions, caller='adapt')[0])    # each option checked, by name
+        nu, solver, reg, rho = self._target(prior, a.solver, a.reg, a.rho)
+        o, mode, ot_kw = _adapt_options(self, a.alpha, a.steps, solver, reg, rho, a.preserve_prior, a.prior_weight, a.beta, a.k)
+        o['refine'] = self._refine(prior, a.refine)
         graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
         passes = lambda logits: _transport_smooth(self._fused(nu, o['beta'], o['prior_weight'], logits), nu, graph, o['alpha'],
                                                   o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
@@ -262,19 +249,12 @@ class Prepared:
     def __repr__(self): return f"Prepared(n={self.n}, m={self.m}, d={self.X.shape[1]}, config={self.config})"
 
 # %% ../nbs/13_method.ipynb #3276c62b
+@takes_options(GeometryOptions)
 def prepare(X,                         # (n, d) sample embeddings (or logit features, see `logit_features`)
             Y,                         # (m, d) class embeddings
             *,
-            temperature:float=PAPER_DEFAULTS['temperature'], # T of the logits cos/T: balance of OT cost vs cluster cost
-            beta:float|str=PAPER_DEFAULTS['beta'],  # cluster-cost weight in [0, 1] (0: no fusion), or 'auto' (from the data)
-            k:int=PAPER_DEFAULTS['k'],              # neighbours of the smoothing graph
-            n_clusters:int|None=None,  # k-means K (default: number of classes, at most n // 2)
-            seed:int=0,                # k-means seed
             logits=None,               # (n, m) logits of the OT cost instead of cos(X, Y)/temperature
-            include_self:bool=PAPER_DEFAULTS['include_self'], # x_i among its own k neighbours (reference code: True)
-            n_init:int=1,              # k-means restarts
-            knn_method:str='auto',     # k-NN search: 'auto' (exact up to 100k rows, then HNSW with a recall check), 'exact', 'torch', 'faiss', 'hnsw', 'ivf'
-            backend:str='auto',        # 'dense', 'chunked' (no n x m array; sparse plans) or 'auto' (chunked above CHUNKED_ENTRIES)
+            **options,                 # `GeometryOptions`: temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend
            )->Prepared:
     r"""Validate and normalize a batch once, ready for `Prepared.adapt` to any prior (or to none).
 
@@ -330,16 +310,17 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
     >>> [np.bincount(prep.adapt(p).labels, minlength=3).tolist() for p in ([1 / 3, 1 / 6, 1 / 2], None)]
     [[10, 5, 15], [10, 5, 15]]
     """
+    o = GeometryOptions(**_split_options(options, GeometryOptions, caller='prepare')[0])     # each option checked, by name
     Xt = check_matrix(X, 'X')
     Yt = check_matrix(Y, 'Y', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
-    config = _geometry_config(temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend, Xt.shape[0] * Yt.shape[0], Xt.dtype)
+    config = _geometry_config(o, Xt.shape[0] * Yt.shape[0], Xt.dtype)
     Xn, Yn = l2_normalize(Xt, 'X'), l2_normalize(Yt, 'Y')
     L = None if logits is None else check_matrix(logits, 'logits', rows=Xn.shape[0], cols=Yn.shape[0], dtype=Xn.dtype, device=Xn.device)
     theta = L if L is not None or config['backend'] == 'chunked' else Xn @ Yn.T / config['temperature']
     return Prepared(Xn, Yn, theta, config, ref=X, own_logits=L is not None)
 
 # %% ../nbs/13_method.ipynb #a8a40592
-GEOMETRY_OPTIONS = ('temperature', 'beta', 'k', 'n_clusters', 'seed', 'logits', 'include_self', 'n_init', 'knn_method', 'backend')
+GEOMETRY_OPTIONS = option_names(GeometryOptions) + ('logits',)      # `prepare`'s keyword arguments
 
 def split_options(options:dict)->tuple:
     "GeoTTER's options split into those of `prepare` and those of `Prepared.adapt`."
@@ -347,28 +328,13 @@ def split_options(options:dict)->tuple:
             {k: v for k, v in options.items() if k not in GEOMETRY_OPTIONS})
 
 # %% ../nbs/13_method.ipynb #4e132da7
+@takes_options(GeometryOptions, AdaptOptions)
 def geotter(X,                        # (n, d) sample embeddings
             Y,                        # (m, d) class embeddings
             prior=None,               # (m,) target class prior, 'uniform', or None: unknown, estimated from the batch
             *,
-            temperature:float=PAPER_DEFAULTS['temperature'], # T of the logits cos/T: balance of OT cost vs cluster cost
-            beta:float|str=PAPER_DEFAULTS['beta'],   # cluster-cost weight in [0, 1] (0: no fusion), or 'auto' (from the data)
-            k:int=PAPER_DEFAULTS['k'],               # neighbours of the smoothing graph
-            alpha:float|str=PAPER_DEFAULTS['alpha'], # weight kept on a sample's own row (1: no smoothing), or 'auto' (1/(1+k))
-            steps:int=PAPER_DEFAULTS['steps'],       # propagation steps L (>1: Multi-GeoTTER)
-            solver:str|None=None,     # 'emd' (exact), 'sinkhorn' or 'unbalanced' (KL-relaxed class marginal); None: see `Prepared.adapt`
-            reg:float|None=None,      # entropic weight for 'sinkhorn'/'unbalanced' (None: transport default)
-            rho:float|None=None,      # class-marginal strength for solver='unbalanced' (None: transport default)
-            preserve_prior:bool|str=False, # False (paper), 'project'/True or 'cost': keep the OT class totals
-            include_self:bool=PAPER_DEFAULTS['include_self'], # x_i among its own k neighbours (reference code: True)
-            prior_weight:float=PAPER_DEFAULTS['prior_weight'], # lambda of lambda*log(prior) added to the logits (reference code: 1)
-            n_clusters:int|None=None, # k-means K (default: number of classes, at most n // 2)
-            seed:int=0,               # k-means seed
             logits=None,              # (n, m) logits to use instead of cos(X, Y)/temperature
-            n_init:int=1,             # k-means restarts
-            knn_method:str='auto',    # k-NN search: 'auto' (exact up to 100k rows, then HNSW with a recall check), 'exact', 'torch', 'faiss', 'hnsw', 'ivf'
-            backend:str='auto',       # 'dense', 'chunked' or 'auto' (see `prepare`)
-            refine:float|None=None,   # weight of the batch's class means in a second pass (None: see `Prepared.adapt`)
+            **options,                # `GeometryOptions` (those of `prepare`) and `AdaptOptions` (those of `Prepared.adapt`)
            )->GeoTTERResult:
     r"""GeoTTER: transport of the batch onto a class prior with a cluster-fused cost, then k-NN graph smoothing of the plan.
 
@@ -388,9 +354,12 @@ def geotter(X,                        # (n, d) sample embeddings
         Class embeddings.
     prior : array of shape (m,), 'uniform' or None, default None
         The batch's label ratio $\nu$; None: unknown, estimated from the batch.
+    logits : array of shape (n, m), optional
+        Logits of the OT cost instead of $\cos(X,Y)/T$ (see `prepare`).
     **options
-        `prepare`'s (temperature, beta, k, n_clusters, seed, logits, include_self, n_init, knn_method, backend) and
-        `Prepared.adapt`'s (alpha, steps, solver, reg, rho, preserve_prior, prior_weight, refine).
+        Every field of `GeometryOptions` (`prepare`'s: temperature, beta, k, n_clusters, seed, include_self, n_init,
+        knn_method, backend) and of `AdaptOptions` (`Prepared.adapt`'s: alpha, steps, solver, reg, rho, preserve_prior,
+        prior_weight, refine), with the paper's defaults; `help(geotter)` lists them in the signature.
 
     Returns
     -------
@@ -414,10 +383,8 @@ def geotter(X,                        # (n, d) sample embeddings
     >>> float((geotter(X, Y).labels == y).mean())      # label ratio unknown
     1.0
     """
-    prep = prepare(X, Y, temperature=temperature, beta=beta, k=k, n_clusters=n_clusters, seed=seed, logits=logits,
-                   include_self=include_self, n_init=n_init, knn_method=knn_method, backend=backend)
-    return prep.adapt(prior, alpha=alpha, steps=steps, solver=solver, reg=reg, rho=rho, preserve_prior=preserve_prior,
-                      prior_weight=prior_weight, refine=refine)
+    geometry, adaptation = _split_options(options, GeometryOptions, AdaptOptions)
+    return prepare(X, Y, logits=logits, **geometry).adapt(prior, **adaptation)
 
 # %% ../nbs/13_method.ipynb #c9e44365
 def logit_features(logits,            # (n, m) logits of a frozen classifier
@@ -441,8 +408,8 @@ def geotter_inputs(X,                   # (n, d) embeddings, or None for a logit
     return F, E, logits * (CLIP_TEMPERATURE / temperature)
 
 # %% ../nbs/13_method.ipynb #3e7fcea9
-_MOVED = dict.fromkeys(('REFERENCE_CODE', 'PRESERVE_PRIOR', 'transport', 'smooth_plan', 'transport_and_smooth', 'class_mean_logits',
-                        'geotter_chunked'), 'geotter.pipeline')
+_MOVED = {**dict.fromkeys(('transport', 'smooth_plan', 'transport_and_smooth', 'class_mean_logits', 'geotter_chunked'),
+                          'geotter.pipeline'), **dict.fromkeys(('PAPER_DEFAULTS', 'REFERENCE_CODE', 'PRESERVE_PRIOR'), 'geotter.options')}
 
 def __getattr__(name:str):
     "A name that moved to a lower module (`_MOVED`), with a DeprecationWarning naming it."

@@ -12,19 +12,15 @@ import scipy.sparse as sp
 import torch
 
 from .core import *
+from .options import PAPER_DEFAULTS, PRESERVE_PRIOR
 from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, _check_solver, _solve_ot
 from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, smooth_sparse, sparse_argmax, _is_dask
 from .graph import graph_smooth, neighbour_graph, _adjacency, _smooth
 from .cluster import nearest_centres, check_partition, _centre_cost
 
 # %% auto #0
-__all__ = ['PAPER_DEFAULTS', 'REFERENCE_CODE', 'CHUNKED_SOLVERS', 'PRESERVE_PRIOR', 'GeoTTERResult', 'cluster_table',
-           'fused_cost', 'BlockCost', 'transport', 'smooth_plan', 'transport_and_smooth', 'class_mean_logits',
-           'geotter_chunked']
-
-# %% ../nbs/11_pipeline.ipynb #8b917e3b
-PAPER_DEFAULTS = dict(temperature=0.1, beta=0.3, k=7, alpha=0.3, steps=1, include_self=False, prior_weight=0.0)
-REFERENCE_CODE = dict(temperature=0.1, beta=0.3, k=5, alpha=0.7, steps=1, include_self=True, prior_weight=1.0, n_init=10)
+__all__ = ['CHUNKED_SOLVERS', 'GeoTTERResult', 'cluster_table', 'fused_cost', 'BlockCost', 'transport', 'smooth_plan',
+           'transport_and_smooth', 'class_mean_logits', 'geotter_chunked']
 
 # %% ../nbs/11_pipeline.ipynb #3c5e0928
 @dataclass
@@ -165,8 +161,6 @@ def _smooth_lists(plan,                   # (n, m) dense tensor plan, or scipy C
     return _smooth(plan, _adjacency(lists, plan.dtype), alpha, steps)
 
 # %% ../nbs/11_pipeline.ipynb #d656da4c
-PRESERVE_PRIOR = (False, True, 'project', 'cost')
-
 def _check_options(preserve_prior, solver:str, reg, rho)->tuple:
     "The smoothing mode (None, 'project' or 'cost') and the keyword arguments of `transport`."
     if not (isinstance(preserve_prior, bool) or preserve_prior in ('project', 'cost')):

@@ -16,7 +16,8 @@ from .core import *
 from .transport import otter, DEFAULT_REG
 from .graph import KNN_METHODS, knn_indices, _knn_options, _knn_search
 from .cluster import kmeans, lloyd, nearest_centres
-from .pipeline import PAPER_DEFAULTS, cluster_table, fused_cost, transport, smooth_plan, _transport, _smooth_lists
+from .options import PAPER_DEFAULTS
+from .pipeline import cluster_table, fused_cost, transport, smooth_plan, _transport, _smooth_lists
 from .priors import em_prior, online_em_prior
 
 # %% auto #0

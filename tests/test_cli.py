@@ -57,7 +57,7 @@ def test_help_imports_no_torch(argv):
     assert r.returncode == 0 and r.stdout.splitlines()[-1] == 'False', r.stdout + r.stderr
 
 def test_adapt_help_shows_defaults_and_methods(capsys):
-    from geotter.pipeline import PAPER_DEFAULTS
+    from geotter.options import PAPER_DEFAULTS
     from geotter.studies.experiments import METHODS
     from geotter.transport import DEFAULT_REG, DEFAULT_RHO
     code, out, _ = run(capsys, 'adapt', '--help')

@@ -39,7 +39,8 @@ def test_top_level_is_small():
                                           ('marginal_errors', 'geotter.studies.marginals'), ('knn_graph', 'geotter.graph'),
                                           ('kmeans', 'geotter.cluster'), ('geotter_chunked', 'geotter.pipeline'),
                                           ('fused_cost', 'geotter.pipeline'), ('data_driven_defaults', 'geotter.noise'),
-                                          ('stream_predict', 'geotter.streaming'), ('total_variation', 'geotter.priors')])
+                                          ('stream_predict', 'geotter.streaming'), ('total_variation', 'geotter.priors'),
+                                          ('PAPER_DEFAULTS', 'geotter.options'), ('KNN_METHODS', 'geotter.options')])
 def test_former_top_level_names_warn(name, module):
     "A name that left the top level resolves from it, with a DeprecationWarning naming the module to import it from."
     import geotter

@@ -15,7 +15,7 @@ from ..core import *
 from ..baselines import prior_shift
 from ..transport import solve_ot
 from ..graph import graph_smooth
-from ..pipeline import PAPER_DEFAULTS
+from ..options import PAPER_DEFAULTS
 from ..method import split_options
 from .experiments import prepare_task, ResultStore, unit_key, stored_rows
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ..core import *
-from ..pipeline import PAPER_DEFAULTS
+from ..options import PAPER_DEFAULTS
 from ..method import geotter_inputs
 from ..noise import data_driven_defaults
 

@@ -21,13 +21,15 @@ import torch
 
 from .. import __version__
 from ..core import *
+from ..options import METHODS, PRIOR_FREE, GeometryOptions, AdaptOptions, option_names
 from ..transport import DEFAULT_REG, otter, solve_ot
 from ..exact import emd
 from ..entropic import sinkhorn, sinkhorn_unbalanced
 from ..baselines import prior_matching, fenchel_prior_matching
 from ..peers import transclip_zs, stata, zlap
 from ..method import geotter as _geotter   # the function (the notebook imports the package as `geotter` too)
-from ..pipeline import PAPER_DEFAULTS, GeoTTERResult, smooth_plan
+from ..options import PAPER_DEFAULTS
+from ..pipeline import GeoTTERResult, smooth_plan
 from ..method import Prepared, prepare, split_options, logit_features, geotter_inputs
 from ..priors import em_prior, bbse_prior, total_variation, estimate_label_ratio
 from ..labelfree import label_free_predict, fit_label_free
@@ -35,18 +37,14 @@ from ..synthetic import make_long_tail
 from ..data import load_task
 
 # %% auto #0
-__all__ = ['METHODS', 'PRIOR_FREE', 'DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'METHOD_LABELS',
-           'COLUMN_LABELS', 'SEEDED_METHODS', 'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K', 'GRID_ALPHA', 'MULTI_STEPS',
-           'BASELINE_OPTIONS', 'MAX_N', 'prepare_task', 'geotter_on_task', 'run_method', 'task_dataset', 'dataset_key',
-           'task_backbone', 'subsample', 'load_tasks', 'tasks_note', 'results_root', 'array_checksum', 'task_checksum',
-           'config_key', 'ResultStore', 'unit_key', 'stored_rows', 'predict_method', 'run_jobs', 'run_benchmark',
-           'table1', 'format_table', 'backbone_tables', 'gains', 'config_grid', 'grid_prepare', 'grid_unit',
-           'grid_scores', 'lodo_select', 'lodo', 'lodo_results', 'cfgs_ablation', 'plot_sweeps', 'plot_iterations',
-           'run_lodo', 'run_table1', 'run_ablations', 'prior_estimates', 'label_free_eval', 'run_label_free']
-
-# %% ../../nbs/studies/30_experiments.ipynb #444cbf16
-METHODS = ('zs', 'pm', 'fpm', 'otter', 'sinkhorn', 'geotter', 'multi-geotter', 'geotter-unknown', 'transclip-zs', 'zlap', 'stata')
-PRIOR_FREE = ('zs', 'geotter-unknown', 'transclip-zs', 'zlap', 'stata')      # methods that never read the prior
+__all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'METHOD_LABELS', 'COLUMN_LABELS', 'SEEDED_METHODS',
+           'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K', 'GRID_ALPHA', 'MULTI_STEPS', 'BASELINE_OPTIONS', 'MAX_N',
+           'prepare_task', 'geotter_on_task', 'run_method', 'task_dataset', 'dataset_key', 'task_backbone', 'subsample',
+           'load_tasks', 'tasks_note', 'results_root', 'array_checksum', 'task_checksum', 'config_key', 'ResultStore',
+           'unit_key', 'stored_rows', 'predict_method', 'run_jobs', 'run_benchmark', 'table1', 'format_table',
+           'backbone_tables', 'gains', 'config_grid', 'grid_prepare', 'grid_unit', 'grid_scores', 'lodo_select', 'lodo',
+           'lodo_results', 'cfgs_ablation', 'plot_sweeps', 'plot_iterations', 'run_lodo', 'run_table1', 'run_ablations',
+           'prior_estimates', 'label_free_eval', 'run_label_free']
 
 # %% ../../nbs/studies/30_experiments.ipynb #4a3dfd04
 def prepare_task(task:Task,            # embeddings and/or logits (labels unused)
@@ -313,7 +311,7 @@ def _takes(f, *given)->set:
 
 def _method_options(method:str)->set|None:
     "The option names `predict_method(method, ...)` passes on to a function that takes them (None: a method not listed here)."
-    geo = _takes(_geotter, 'X', 'Y', 'logits')                                   # GeoTTER's
+    geo = set(option_names(GeometryOptions, AdaptOptions))                         # GeoTTER's
     if method == 'geotter-nolr':                                                   # seed: `predict_method`'s own
         return (_takes(label_free_predict, 'X', 'Y') | _takes(fit_label_free, 'X', 'Y', 'logits') | geo) - {'seed', 'prior'}
     ot = (_takes(otter, 'logits') | _takes(solve_ot, 'cost') | _takes(emd, 'cost', 'a', 'b', 'maximize') |

@@ -14,7 +14,7 @@ import torch
 
 from ..core import *
 from ..transport import otter, DEFAULT_RHO
-from ..pipeline import PAPER_DEFAULTS
+from ..options import PAPER_DEFAULTS
 from ..method import Prepared
 from .experiments import prepare_task
 from ..priors import total_variation

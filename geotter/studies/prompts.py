@@ -14,7 +14,7 @@ import torch
 from ..core import *
 from ..data import class_embeddings, check_templates
 from ..transport import solve_ot
-from ..pipeline import PAPER_DEFAULTS
+from ..options import PAPER_DEFAULTS
 from .experiments import run_method, ResultStore, array_checksum, unit_key, stored_rows
 
 # %% auto #0

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..core import *
-from ..pipeline import PAPER_DEFAULTS
+from ..options import PAPER_DEFAULTS
 from .experiments import run_method
 from ..synthetic import gnoise, lnoise
 from ..priors import total_variation, em_prior
