@@ -115,7 +115,7 @@ def chunked_geotter_steps(X, Y, prior, device:str, sample:int=50_000, k:int=7, n
     Yd = torch.as_tensor(Y, device=device)
     def km(): state['cent'] = kmeans(X[sub], m, seed=seed, max_iter=20, init='random', method='faiss')[0]; return 0
     def knn(): state['nbrs'] = knn_indices(X, k, method='ivf', nprobe=nprobe); return 0
-    def ot(): return geotter_chunked(X, Yd, prior, neighbors=state['nbrs'], centroids=state['cent']).labels
+    def ot(): return geotter_chunked(X, Yd, prior, neighbours=state['nbrs'], centres=state['cent']).labels
     return {'geotter_chunked:kmeans': km, 'geotter_chunked:knn': knn, 'geotter_chunked:ot+smoothing': ot}
 
 

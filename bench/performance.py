@@ -229,7 +229,7 @@ def bench_dask(n:int=200_000, m:int=1000, d:int=512, k:int=7, block_rows:int=25_
     X, Y, labels, prior = make_batch_rows(n, m, d, noise=0.5)
     geo = million_geometry(X, m, k)
     cent, nbrs = geo['kmeans'][3], geo['knn'][3]
-    run = lambda A: geotter_chunked(A, Y, prior, neighbors=nbrs, centroids=cent, chunk_rows=block_rows)
+    run = lambda A: geotter_chunked(A, Y, prior, neighbours=nbrs, centres=cent, chunk_rows=block_rows)
     rows, out = [], {}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster):
         Xd = da.from_array(X, chunks=(block_rows, -1))
@@ -253,7 +253,7 @@ def bench_million(n:int=1_000_000, m:int=1000, d:int=512, k:int=7, chunk_rows:in
     print(f'batch {X.shape} ready, RSS max {_max_rss_mb():.0f} MB', flush=True)
     steps = million_geometry(X, m, k, nprobe=nprobe)
     cent, nbrs = steps['kmeans'][3], steps['knn'][3]
-    steps['transport+smoothing'] = timed(lambda: geotter_chunked(X, Y, prior, neighbors=nbrs, centroids=cent,
+    steps['transport+smoothing'] = timed(lambda: geotter_chunked(X, Y, prior, neighbours=nbrs, centres=cent,
                                                                   chunk_rows=chunk_rows), 'cpu')
     res = steps['transport+smoothing'][3]
     rows = [dict(n=n, m=m, d=d, step=s, seconds=v[0], cpu_seconds=v[1], peak_mb_above_entry=v[2]) for s, v in steps.items()]

@@ -36,7 +36,7 @@ def calls(task, g):
     emb = (X, Y, None) if X is not None else g.method.geotter_inputs(None, None, L)
     Xg, Yg, Lg = emb
     out = [(f'run_method:{m}:given', lambda m=m: g.studies.experiments.run_method(m, task, nu)) for m in g.studies.experiments.METHODS]
-    out += [(f'run_method:{m}:unknown', lambda m=m: g.studies.experiments.run_method(m, task, 'unknown'))
+    out += [(f'run_method:{m}:unknown', lambda m=m: g.studies.experiments.run_method(m, task, None))
             for m in ('pm', 'fpm', 'otter', 'sinkhorn', 'geotter', 'multi-geotter')]
 
     def res(r): return r.labels, r.plan

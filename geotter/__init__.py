@@ -11,7 +11,7 @@ Names and modules that moved in 0.3 still resolve from their former places, with
 where they live now: a former top-level name (`geotter.run_method`) from the top level, a module of the studies
 under its former path (`import geotter.ratio` is `geotter.studies.ratio`, `geotter.transductive` is `geotter.peers`).
 """
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 import importlib as _importlib
 import sys as _sys

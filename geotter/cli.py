@@ -412,8 +412,9 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, m
                for f, flag in ((embeddings, '--embeddings'), (classes, '--classes'), (logits, '--logits')))
     _shape_checks(X, Y, L)
     m, n = (len(Y) if Y is not None else L.shape[1]), (len(X) if X is not None else len(L))
-    if given.get('k', 0) >= n: raise UsageError(f"--k {given['k']}: expected fewer neighbours than the {n} samples")
     nu, note = (None, None if prior_free else UNKNOWN_NOTE) if unknown else (np.full(m, 1 / m), None) if uniform else normalise_prior(load_array(prior, '--prior', ndim=1), m)
+    if given.get('k', 0) >= n:                      # the library's rule: a batch of n has n - 1 neighbours
+        note = '; '.join(filter(None, [note, f"--k {given['k']}: a batch of {n} samples has {n - 1} neighbours; k = {n - 1} is used"]))
     return dict(X=X, Y=Y, logits=L, prior=nu, note=note, out=out, method=method, options=given, m=m)
 
 # %% ../nbs/40_cli.ipynb #071fc7dc
@@ -445,7 +446,7 @@ def _run_adapt(a:dict)->np.ndarray:
         if method == 'multi-geotter': opts = {'steps': 2, **opts}
         return np.asarray(geotter(X, Y, None if method == 'geotter-unknown' else a['prior'], logits=L, **opts).labels)
     task = Task('input', labels=np.zeros(n, dtype=np.int64), X=X, Y=Y, logits=L)
-    return np.asarray(run_method(method, task, 'unknown' if a['prior'] is None else a['prior'], **opts))
+    return np.asarray(run_method(method, task, a['prior'], **opts))
 
 # %% ../nbs/40_cli.ipynb #7de48262
 EXPERIMENTS = {'table1': 'geotter.studies.experiments:run_table1', 'lodo': 'geotter.studies.experiments:run_lodo',

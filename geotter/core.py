@@ -132,7 +132,9 @@ def check_prior(prior,               # (m,) class prior, or "uniform"/None
     if not torch.isfinite(p).all(): raise ValueError(f"{name} has NaN or infinite entries")
     if (p < 0).any(): raise ValueError(f"{name} has negative entries (min {p.min().item():.3g}); expected >= 0")
     s = p.sum().item()
-    if abs(s - 1) > atol: raise ValueError(f"{name} sums to {s:.6g}; expected 1 (tolerance {atol})")
+    if abs(s - 1) > atol and not (s > 0 and bool((p == p.round()).all())):        # class counts are normalised
+        raise ValueError(f"{name} sums to {s:.6g}; expected probabilities (summing to 1, tolerance {atol}) or class counts "
+                         f"(non-negative whole numbers, sum > 0)")
     return p / p.sum()
 
 # %% ../nbs/00_core.ipynb #c0a1d007

@@ -292,17 +292,17 @@ def class_mean_logits(X,                 # (n, d) sample embeddings (any norm)
     return like_input(_class_mean_logits(l2_normalize(Xt, 'X'), L, P, w, mm), logits)
 
 # %% ../nbs/11_pipeline.ipynb #67d3b327
-def _check_lists(neighbors, n:int)->torch.Tensor:
+def _check_lists(neighbours, n:int)->torch.Tensor:
     "Neighbour lists as an (n, k) int64 tensor of row indices."
-    raw = check_matrix(neighbors, 'neighbors')
-    if raw.is_floating_point() and (raw != raw.round()).any(): raise ValueError("neighbors has fractional entries; expected row indices")
+    raw = check_matrix(neighbours, 'neighbours')
+    if raw.is_floating_point() and (raw != raw.round()).any(): raise ValueError("neighbours has fractional entries; expected row indices")
     I = raw.to(torch.int64)
-    if I.shape[0] != n: raise ValueError(f"neighbors has shape {tuple(I.shape)}; expected ({n}, k) with k >= 1")
-    if I.min() < 0 or I.max() >= n: raise ValueError(f"neighbors has indices in [{int(I.min())}, {int(I.max())}]; expected [0, {n})")
+    if I.shape[0] != n: raise ValueError(f"neighbours has shape {tuple(I.shape)}; expected ({n}, k) with k >= 1")
+    if I.min() < 0 or I.max() >= n: raise ValueError(f"neighbours has indices in [{int(I.min())}, {int(I.max())}]; expected [0, {n})")
     return I
 
 # %% ../nbs/11_pipeline.ipynb #6e8a694d
-def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, beta, alpha, steps, prior_weight)->tuple:
+def _chunked_cost(X, Y, prior, neighbours, centres, assignment, temperature, beta, alpha, steps, prior_weight)->tuple:
     "`geotter_chunked`'s inputs checked: (BlockCost, prior, neighbour lists or None, options)."
     if len(X.shape) != 2 or 0 in X.shape: raise ValueError(f"X has shape {tuple(X.shape)}; expected a non-empty (n, d) array")
     (n, d), dtype = X.shape, as_tensor(X[:0], name='X').dtype   # the dtype geotter computes in (real numbers checked, no row read)
@@ -313,29 +313,39 @@ def _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, be
     if prior is None: raise ValueError("prior=None (label ratio unknown) is not taken here: geotter_chunked transports onto a given "
                                        "prior; prepare(X, Y, backend='chunked').adapt(None) estimates the ratio")
     nu = check_prior(prior, Yn.shape[0], device=Yn.device)
-    nb = _check_lists(neighbors, n) if o['alpha'] < 1 and o['steps'] > 0 else None
-    cent, z = check_partition(centroids, assignment, n, d, ('centroids', 'assignment'), dtype, Yn.device)
+    nb = _check_lists(neighbours, n) if o['alpha'] < 1 and o['steps'] > 0 else None
+    cent, z = check_partition(centres, assignment, n, d, ('centres', 'assignment'), dtype, Yn.device)
     lp = _log_prior(nu, o['prior_weight'], dtype)
     table = cluster_table(cent, Yn) if o['beta'] else None
     return BlockCost(Yn, o['temperature'], o['beta'], table, z, cent, lp), nu, nb, o
 
 # %% ../nbs/11_pipeline.ipynb #99fbe2d3
+def _spelling(value, former, name:str, former_name:str):
+    "An argument given under its former spelling, with a DeprecationWarning (both given: an error)."
+    if former is None: return value
+    if value is not None: raise TypeError(f"{name} and {former_name} were both given; {former_name} is its former spelling: pass {name}")
+    import warnings
+    warnings.warn(f"geotter_chunked({former_name}=) is spelled {name}= now", DeprecationWarning, stacklevel=3)
+    return former
+
 def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chunked dask array
                     Y,                # (m, d) class embeddings (a CUDA tensor: cost blocks computed there)
                     prior,            # (m,) target class prior, or 'uniform'
                     *,
-                    neighbors,        # (n, k) k-NN indices of each row (`geotter.graph.knn_indices`)
-                    centroids,        # (K, d) k-means centres (`geotter.cluster.kmeans`)
-                    assignment=None,  # (n,) k-means cluster of each row (None: nearest centroid)
+                    neighbours=None,  # (n, k) k-NN indices of each row (`geotter.graph.knn_indices`)
+                    centres=None,     # (K, d) k-means centres (`geotter.cluster.kmeans`)
+                    assignment=None,  # (n,) k-means cluster of each row (None: nearest centre)
                     temperature:float=0.1, beta:float=0.3, alpha:float=0.3, steps:int=1, prior_weight:float=0.0,
                     chunk_rows:int=32_768, # rows per block (in-memory X)
                     n_candidates:int=16,   # classes kept per row for the exact OT
                     seed:int=0,       # seed of the OT warm-start subsamples
+                    neighbors=None, centroids=None,   # the former spellings of neighbours and centres (deprecated)
                    )->GeoTTERResult:  # chunked result: sparse plans, no cost, the solver's certificate `ot`, timings
     "GeoTTER with the geometry given, the cost in row blocks, the exact OT through the class potentials and sparse plans."
     t0 = time.perf_counter()
+    neighbours, centres = _spelling(neighbours, neighbors, 'neighbours', 'neighbors'), _spelling(centres, centroids, 'centres', 'centroids')
     if not (isinstance(X, np.ndarray) or is_tensor(X) or _is_dask(X)): X = check_matrix(X, 'X').numpy()   # rows in memory
-    cost, nu, nb, o = _chunked_cost(X, Y, prior, neighbors, centroids, assignment, temperature, beta, alpha, steps, prior_weight)
+    cost, nu, nb, o = _chunked_cost(X, Y, prior, neighbours, centres, assignment, temperature, beta, alpha, steps, prior_weight)
     kw, setup = dict(solver='emd', chunk_rows=chunk_rows, n_candidates=n_candidates, seed=seed), time.perf_counter() - t0
     P, T, _, ot, secs = _transport_smooth(cost, nu, nb, o['alpha'], o['steps'], None, kw, X=X, smoother=_smooth_lists)
     config = dict(o, k=None if nb is None else nb.shape[1], backend='chunked', **{k: v for k, v in kw.items() if k != 'solver'})

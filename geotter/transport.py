@@ -114,7 +114,7 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     return emd(cost, 'uniform', nu, solver={'emd': 'auto'}.get(solver, solver), **kw)
 
 def otter(logits,                   # (n, m) zero-shot logits
-          prior='uniform',          # (m,) class prior nu, 'uniform', or None: unknown, estimated (`estimate_label_ratio`)
+          prior=None,               # (m,) class prior nu (probabilities or counts), 'uniform', or None: unknown, estimated (`estimate_label_ratio`)
           *,
           solver:str|None=None,     # as in `solve_ot`; None: 'emd', or 'unbalanced' for prior=None
           reg:float|None=None,      # entropic weight for 'sinkhorn' / 'unbalanced'
@@ -133,8 +133,9 @@ def otter(logits,                   # (n, m) zero-shot logits
     ----------
     logits : (n, m) array-like or torch.Tensor
         Zero-shot logits $\theta$ (e.g. `zero_shot_logits(X, Y)`, CLIP's scale $\cos/0.01$).
-    prior : (m,) array-like, 'uniform' or None, optional
-        Class prior $\boldsymbol\nu$ (zeros allowed). None: the label ratio is unknown; the batch's estimated ratio
+    prior : (m,) array-like, 'uniform' or None, default None
+        Class prior $\boldsymbol\nu$ (probabilities or class counts; zeros allowed); 'uniform' said explicitly. None (the
+        default): the label ratio is unknown; the batch's estimated ratio
         (`estimate_label_ratio(logits).target`) is the target of a semi-relaxed transport (`solver='unbalanced'` by
         default, `rho` = `UNKNOWN_RATIO['rho']` = 2.5 nats): the class totals are pulled toward it, not forced.
         Without GeoTTER's graph this falls below zero-shot on small batches from few classes of a task with few

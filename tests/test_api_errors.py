@@ -65,8 +65,8 @@ CALLS = {
     'kmeans': (G.kmeans, dict(X=X, n_clusters=4), {'X': 'matrix', 'n_clusters': 'int'}),
     'cluster_cost': (G.cluster_cost, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'n_clusters': 'int'}),
     'geotter': (G.geotter, dict(X=X, Y=Y, prior=P), {'X': 'matrix', 'Y': 'matrix', 'prior': 'prior', 'k': 'int', 'temperature': 'positive', 'reg': 'positive'}),
-    'geotter_chunked': (G.geotter_chunked, dict(X=X, Y=Y, prior=P, neighbors=NEIGHBOURS, centroids=CENTRES),
-                        {'X': 'matrix', 'Y': 'matrix', 'prior': 'prior', 'neighbors': 'matrix', 'centroids': 'matrix', 'temperature': 'positive'}),
+    'geotter_chunked': (G.geotter_chunked, dict(X=X, Y=Y, prior=P, neighbours=NEIGHBOURS, centres=CENTRES),
+                        {'X': 'matrix', 'Y': 'matrix', 'prior': 'prior', 'neighbours': 'matrix', 'centres': 'matrix', 'temperature': 'positive'}),
     'prepare': (G.prepare, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'k': 'int', 'n_clusters': 'int'}),
     'adapt': (lambda prior: G.prepare(X, Y).adapt(prior), dict(prior=P), {'prior': 'prior'}),
     'transclip_zs': (G.transclip_zs, dict(X=X, Y=Y), {'X': 'matrix', 'Y': 'matrix', 'k': 'int'}),
@@ -182,8 +182,8 @@ RELATIONAL = {
     'realistic_eval estimators an int': (lambda: realistic_eval(TASK, 1, methods=['zs'], estimators=3), 'estimators'),
     'realistic_batch keff 2**63': (lambda: realistic_batch(LABELS, keff=(1, 2**63)), 'keff[1]'),
     'geotter prior_weight overflow': (lambda: G.geotter(X, Y, P, prior_weight=1e308), 'prior_weight'),
-    'geotter_chunked prior_weight overflow': (lambda: G.geotter_chunked(X, Y, P, neighbors=NEIGHBOURS, centroids=CENTRES, prior_weight=-1e308), 'prior_weight'),
-    'geotter_chunked zero row': (lambda: G.geotter_chunked(np.r_[X[:30], X[30:] * 0], Y, P, neighbors=NEIGHBOURS, centroids=CENTRES, chunk_rows=8), 'X row 30'),
+    'geotter_chunked prior_weight overflow': (lambda: G.geotter_chunked(X, Y, P, neighbours=NEIGHBOURS, centres=CENTRES, prior_weight=-1e308), 'prior_weight'),
+    'geotter_chunked zero row': (lambda: G.geotter_chunked(np.r_[X[:30], X[30:] * 0], Y, P, neighbours=NEIGHBOURS, centres=CENTRES, chunk_rows=8), 'X row 30'),
 }
 
 @pytest.mark.parametrize('name', list(RELATIONAL))
@@ -197,10 +197,10 @@ def test_relational_argument_is_refused_by_name(name):
 def test_chunked_rows_in_any_layout(layout):
     "`geotter_chunked` reads rows of any layout as `geotter` does: the labels of the float64 array."
     Xw = np.round(X * 4)          # whole numbers, so that the int64 copy holds them
-    ref = G.geotter_chunked(Xw, Y, P, neighbors=NEIGHBOURS, centroids=CENTRES)
+    ref = G.geotter_chunked(Xw, Y, P, neighbours=NEIGHBOURS, centres=CENTRES)
     got = G.geotter_chunked({'list': Xw.tolist(), 'tuple': tuple(map(tuple, Xw)), 'DataFrame': pd.DataFrame(Xw),
                              'int64': Xw.astype(np.int64), 'big-endian': Xw.astype('>f8')}[layout], Y, P,
-                            neighbors=NEIGHBOURS, centroids=CENTRES)
+                            neighbours=NEIGHBOURS, centres=CENTRES)
     np.testing.assert_array_equal(np.asarray(got.labels), np.asarray(ref.labels))
     np.testing.assert_array_equal(got.plan.toarray(), ref.plan.toarray())
 
@@ -212,7 +212,7 @@ def test_chunked_names_the_rows_of_bad_X(beta, assignment, bad):
     Xb = X.copy(); Xb[7, 3] = bad
     z = None if assignment is None else G.kmeans(X, 4)[1]
     with pytest.raises(ValueError) as info:
-        G.geotter_chunked(Xb, Y, P, neighbors=NEIGHBOURS, centroids=CENTRES, assignment=z, beta=beta, chunk_rows=10)
+        G.geotter_chunked(Xb, Y, P, neighbours=NEIGHBOURS, centres=CENTRES, assignment=z, beta=beta, chunk_rows=10)
     assert str(info.value).startswith('X holds NaN or infinite values in rows 0..9'), str(info.value)
 
 

@@ -39,7 +39,7 @@ def test_same_labels_as_geotter(n, m, dtype, steps, prior_weight):
     X, Y, prior = _batch(n, m, 16, seed=n, dtype=dtype)
     ref = geotter(torch.as_tensor(X), torch.as_tensor(Y), prior, steps=steps, prior_weight=prior_weight)
     cent, z, nbrs = _geometry(X, Y, m)
-    res = geotter_chunked(X, Y, prior, neighbors=nbrs, centroids=cent, assignment=z, steps=steps,
+    res = geotter_chunked(X, Y, prior, neighbours=nbrs, centres=cent, assignment=z, steps=steps,
                           prior_weight=prior_weight, chunk_rows=256, n_candidates=4)
     np.testing.assert_array_equal(res.labels, ref.labels.numpy())
     np.testing.assert_allclose(res.ot_plan.toarray(), ref.ot_plan.numpy(), atol=1e-9)
@@ -55,7 +55,7 @@ def test_prepared_chunked_backend_is_geotter_chunked():
     prep = prepare(X, Y, backend='chunked', knn_method='torch')
     res = prep.adapt(prior, steps=2, prior_weight=1.0)
     centres, z = prep.partition
-    ref = geotter_chunked(X, Y, prior, neighbors=prep.neighbours(), centroids=centres, assignment=z, steps=2, prior_weight=1.0)
+    ref = geotter_chunked(X, Y, prior, neighbours=prep.neighbours(), centres=centres, assignment=z, steps=2, prior_weight=1.0)
     np.testing.assert_array_equal(res.labels, ref.labels)
     np.testing.assert_allclose(res.plan.toarray(), ref.plan.toarray(), atol=1e-12)
     assert res.config['backend'] == ref.config['backend'] == 'chunked' and res.cost is None and ref.cost is None
@@ -78,10 +78,10 @@ def test_dask_local_cluster():
     distributed = pytest.importorskip('distributed')
     X, Y, prior = _batch(900, 10, 16, seed=7)
     cent, z, nbrs = _geometry(X, Y, 10)
-    mem = geotter_chunked(X, Y, prior, neighbors=nbrs, centroids=cent, chunk_rows=200)
+    mem = geotter_chunked(X, Y, prior, neighbours=nbrs, centres=cent, chunk_rows=200)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
          distributed.Client(cluster):
-        dist = geotter_chunked(da.from_array(X, chunks=(200, -1)), Y, prior, neighbors=nbrs, centroids=cent)
+        dist = geotter_chunked(da.from_array(X, chunks=(200, -1)), Y, prior, neighbours=nbrs, centres=cent)
     np.testing.assert_array_equal(dist.labels, mem.labels)
     assert (dist.plan != mem.plan).nnz == 0
 

@@ -136,7 +136,7 @@ def _bad_cases(f):
         (['demo', '--out', '/proc/geotter-demo'], ['--out', 'cannot write in /proc']),          # unwritable, even for root
         (['experiments', 'noise', '--out', '/proc/geotter-exp'], ['--out', 'cannot write in /proc']),
         (adapt(f, '--method', 'otter', '--beta', 0.5), ['--beta', 'otter']),
-        (adapt(f, '--k', 0), ['--k']), (adapt(f, '--k', N), ['--k', 'fewer neighbours']), (adapt(f, '--steps', 1.5), ['--steps']),
+        (adapt(f, '--k', 0), ['--k']), (adapt(f, '--steps', 1.5), ['--steps']),
         (adapt(f, '--steps', 10**18), ['--steps', '<= 1000']), (adapt(f, '--steps', 2**63), ['--steps', '<= 1000']),
         (adapt(f, '--reg', -1), ['--reg']), (adapt(f, '--method', 'nope'), ['--method']),
         *[(adapt(f, '--temperature', t), ['--temperature']) for t in ('0', '-0.1', 'nan', 'inf', '-inf', 'True', 'x')],
@@ -616,3 +616,15 @@ def test_uncached_sentence_transformer_fails_fast_offline(monkeypatch, capsys, t
     assert "cannot load the sentence-transformers model 'org/uncached-model'" in str(e.value) and 'no answer from https://' in str(e.value), e.value
     out = capsys.readouterr().out
     assert out.count('\n') == 1 and 'fetching it from the Hugging Face hub' in out, out
+
+
+def test_k_beyond_the_batch_is_capped_with_a_note(tmp_path, capsys):
+    "--k at least n is the library's rule: capped at n - 1, said in one line, the labels those of k = n - 1."
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(3, 8)); X = Y[rng.integers(0, 3, 12)] + 0.3 * rng.normal(size=(12, 8))
+    np.save(tmp_path / 'X.npy', X); np.save(tmp_path / 'Y.npy', Y)
+    base = ['adapt', '--embeddings', tmp_path / 'X.npy', '--classes', tmp_path / 'Y.npy', '--prior', 'uniform']
+    code, _, err = run(capsys, *base, '--k', 50, '--out', tmp_path / 'a.npy')
+    assert code == 0 and '--k 50: a batch of 12 samples has 11 neighbours; k = 11 is used' in err, err
+    code, _, _ = run(capsys, *base, '--k', 11, '--out', tmp_path / 'b.npy')
+    np.testing.assert_array_equal(np.load(tmp_path / 'a.npy'), np.load(tmp_path / 'b.npy'))

@@ -98,7 +98,7 @@ def test_entropic_reg_extremes(reg):
 
 def test_geotter_chunked_prior_none_refused():
     with pytest.raises(ValueError, match='prior=None'):
-        geotter_chunked(np.eye(4), np.eye(4)[:2], None, neighbors=None, centroids=None)
+        geotter_chunked(np.eye(4), np.eye(4)[:2], None, neighbours=None, centres=None)
 
 
 def test_smooth_sparse_plan_dtypes():

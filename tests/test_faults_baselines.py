@@ -167,7 +167,7 @@ def test_fenchel_sample_float32_clip_logits():
 
 BAD = [(lambda L: prior_matching(L, [.5, .5]), r"^prior has shape \(2,\); expected \(3,\), one entry per class$"),
        (lambda L: prior_matching(L, [.5, .6, -.1]), r"^prior has negative entries \(min -0\.1\); expected >= 0$"),
-       (lambda L: prior_matching(L, [.5, .5, .5]), r"^prior sums to 1\.5; expected 1 \(tolerance 0\.0001\)$"),
+       (lambda L: prior_matching(L, [.5, .5, .5]), r"^prior sums to 1\.5; expected probabilities \(summing to 1, tolerance 0\.0001\) or class counts \(non-negative whole numbers, sum > 0\)$"),
        (lambda L: prior_matching(L, 'skewed'), r"^prior='skewed'; expected an array or 'uniform'$"),
        (lambda L: prior_matching(L, 'uniform', form='logit'), r"^form='logit'; expected one of \('paper', 'bias'\)$"),
        (lambda L: prior_matching(L, 'uniform', tol=0.0), r"^tol=0\.0; expected tol > 0$"),

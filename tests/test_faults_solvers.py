@@ -110,11 +110,11 @@ def test_default_reg_is_the_one_used():
 C0 = np.ones((4, 3))
 BAD = [(lambda: emd(C0, 'uniform', [.5, .5]), r"^b has shape \(2,\); expected \(3,\)"),
        (lambda: sinkhorn(C0, 'uniform', [.5, .6, -.1]), r"^b has negative entries \(min -0\.1\); expected >= 0$"),
-       (lambda: sinkhorn(C0, 'uniform', [.5, .5, .5]), r"^b sums to 1\.5; expected 1 \(tolerance 0\.0001\)$"),
+       (lambda: sinkhorn(C0, 'uniform', [.5, .5, .5]), r"^b sums to 1\.5; expected probabilities \(summing to 1, tolerance 0\.0001\) or class counts \(non-negative whole numbers, sum > 0\)$"),
        (lambda: sinkhorn_unbalanced(C0, 'uniform', [np.nan, .5, .5]), r"^b has NaN or infinite entries$"),
        (lambda: otter(C0, [.5, .5]), r"^prior has shape \(2,\); expected \(3,\)"),
        (lambda: otter(C0, 'skewed'), r"^prior='skewed'; expected an array or 'uniform'$"),
-       (lambda: solve_ot(C0, [.5, .5, .5]), r"^prior sums to 1\.5; expected 1 \(tolerance 0\.0001\)$"),
+       (lambda: solve_ot(C0, [.5, .5, .5]), r"^prior sums to 1\.5; expected probabilities \(summing to 1, tolerance 0\.0001\) or class counts \(non-negative whole numbers, sum > 0\)$"),
        (lambda: sinkhorn(C0, reg=0.0), r"^reg=0\.0; expected reg > 0$"),
        (lambda: sinkhorn(C0, reg=True), r"^reg=True of type bool; expected a finite real number$"),
        (lambda: sinkhorn_unbalanced(C0, rho=-1.0), r"^rho=-1\.0; expected rho >= 0$"),

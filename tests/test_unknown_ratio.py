@@ -2,7 +2,7 @@
 
 `estimate_label_ratio` returns a target on the simplex with every entry positive, EM's estimate and a non-empty
 support, and matches its closed form where EM's answer is known (confident one-hot posteriors, non-uniform counts);
-`geotter(X, Y)`, `Prepared.adapt(None)`, `otter(logits, None)` and `run_method(..., prior='unknown')` return valid
+`geotter(X, Y)`, `Prepared.adapt(None)`, `otter(logits, None)` and `run_method(..., prior=None)` return valid
 labels and plans whose rows sum to 1/n, with no NaN, for any n >= 1 (n < m, one class present, m = 1,000 with n = 64);
 with a given prior, exact transport keeps both marginals for n < m too. Bad input raises an error naming it."""
 import numpy as np
@@ -115,9 +115,9 @@ def test_run_method_unknown_for_every_method():
     Y = rng.normal(size=(8, 5)); y = rng.choice([1, 4], 30); X = Y[y] + 0.5 * rng.normal(size=(30, 5))
     task = Task('t', y, X=X, Y=Y)
     for meth in METHODS:
-        p = run_method(meth, task, prior='unknown')
+        p = run_method(meth, task, prior=None)
         assert p.shape == (30,) and ((0 <= p) & (p < 8)).all(), meth
-    np.testing.assert_array_equal(run_method('geotter-unknown', task), run_method('geotter', task, prior='unknown'))
+    np.testing.assert_array_equal(run_method('geotter-unknown', task), run_method('geotter', task, prior=None))
     np.testing.assert_array_equal(run_method('geotter-unknown', task), np.asarray(geotter(X, Y).labels))
 
 

@@ -75,19 +75,24 @@ def _prior_free(method:str, task:Task, **kwargs)->np.ndarray:
 # %% ../../nbs/studies/30_experiments.ipynb #930c4031
 def run_method(method:str,            # one of METHODS
                task:Task,             # the batch: embeddings and/or logits (labels are not used)
-               prior=None,            # (m,) target prior; None: the task's label ratio; 'unknown': estimated from the batch
+               prior=None,            # (m,) target prior (probabilities or counts), 'uniform', or None: unknown, estimated from the batch
                **kwargs,              # method options, e.g. beta=, k=, alpha=, steps=, reg=
               )->np.ndarray:          # (n,) predicted labels
     """Predicted labels of `method` on `task` with the target `prior`.
 
-    `prior='unknown'` runs each method without the ratio: GeoTTER and OTTER on the estimated ratio with a soft class
+    `prior=None` runs each method without the ratio (the task's own ratio is `prior=task.prior`; the string 'unknown'
+    is a deprecated alias of None): GeoTTER and OTTER on the estimated ratio with a soft class
     marginal (`Prepared.adapt(None)`, `otter(logits, None)`), PM, FPM and Sinkhorn on the estimated target
-    (`estimate_label_ratio`); 'geotter-unknown' is GeoTTER with `prior='unknown'` whatever `prior` is given.
+    (`estimate_label_ratio`); 'geotter-unknown' is GeoTTER with `prior=None` whatever `prior` is given.
     """
     if method not in METHODS: raise ValueError(f"method={method!r}; expected one of {METHODS}")
     check_task(task)
-    unknown = method == 'geotter-unknown' or isinstance(prior, str) and prior == 'unknown'
-    if not unknown: prior = task.prior if prior is None else check_prior(prior, task.n_classes).cpu().numpy()   # checked even where unused
+    if isinstance(prior, str) and prior == 'unknown':
+        warnings.warn("run_method(prior='unknown') is deprecated: prior=None means the ratio is unknown "
+                      "(the task's own ratio: prior=task.prior)", DeprecationWarning, stacklevel=2)
+        prior = None
+    unknown = method == 'geotter-unknown' or prior is None
+    if not unknown: prior = check_prior(prior, task.n_classes).cpu().numpy()   # checked even where unused
     if method in ('geotter', 'multi-geotter', 'geotter-unknown'):
         opts = {'steps': 2, **kwargs} if method == 'multi-geotter' else kwargs
         return np.asarray(geotter_on_task(task, None if unknown else prior, **opts).labels)
@@ -301,7 +306,7 @@ def predict_method(method:str,          # a key of COLUMN_LABELS
     if method not in COLUMN_LABELS: raise ValueError(f"method={method!r}; expected one of {tuple(COLUMN_LABELS)}")
     if method == 'geotter-nolr': return label_free_predict(task, seed=seed, **options)
     if method in SEEDED_METHODS: options = {'seed': seed, **options}
-    return run_method(method, task, **options)
+    return run_method(method, task, options.pop('prior', task.prior), **options)
 
 # %% ../../nbs/studies/30_experiments.ipynb #8369469c
 def _takes(f, *given)->set:
@@ -869,15 +874,15 @@ def label_free_eval(task:Task,          # the task (labels used only to score, a
     "Accuracy without the label ratio (uniform, EM, peers, label-free GeoTTER) and with it (oracle), on one task."
     q_em = np.asarray(em_prior(softmax(np.asarray(task.zero_shot_logits(), dtype=np.float64))))
     runs = [('zero-shot', '-', False, lambda: run_method('zs', task))] + \
-           [(COLUMN_LABELS[p], '-', False, lambda p=p: run_method(p, task)) for p in PEER_METHODS] + \
+           [(COLUMN_LABELS[p], '-', False, lambda p=p: run_method(p, task, task.prior)) for p in PEER_METHODS] + \
            [('OTTER', 'uniform', False, lambda: run_method('otter', task, 'uniform')),
             ('OTTER', 'EM (whole batch)', False, lambda: run_method('otter', task, q_em)),
             ('GeoTTER', 'uniform', False, lambda: run_method('geotter', task, 'uniform', seed=seed, **kwargs)),
             ('GeoTTER', 'EM (whole batch)', False, lambda: run_method('geotter', task, q_em, seed=seed, **kwargs)),
             ('GeoTTER w/o LR', 'teacher: EM on A', False, lambda: label_free_predict(task, seed=seed, target='em', **kwargs)),
             ('GeoTTER w/o LR', 'teacher: uniform on A', False, lambda: label_free_predict(task, seed=seed, target='uniform', **kwargs)),
-            ('OTTER', 'true label ratio', True, lambda: run_method('otter', task)),
-            ('GeoTTER', 'true label ratio', True, lambda: run_method('geotter', task, seed=seed, **kwargs))]
+            ('OTTER', 'true label ratio', True, lambda: run_method('otter', task, task.prior)),
+            ('GeoTTER', 'true label ratio', True, lambda: run_method('geotter', task, task.prior, seed=seed, **kwargs))]
     return [dict(task=task.name, method=m, prior=p, uses_labels=u, seed=int(seed), accuracy=100 * accuracy(task.labels, pred),
                  balanced_accuracy=100 * balanced_accuracy(task.labels, pred)) for m, p, u, f in runs for pred in [np.asarray(f())]]
 

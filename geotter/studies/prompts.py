@@ -118,7 +118,7 @@ def prompt_eval(task:Task,              # labelled text task with embeddings X
         t = replace(task, Y=Y)
         for m in methods:
             for s in (seeds if m.startswith('geotter') else (0,)):
-                pred = run_method(m, t, **(dict(seed=s, **geotter_kw) if m.startswith('geotter') else {}))
+                pred = run_method(m, t, t.prior, **(dict(seed=s, **geotter_kw) if m.startswith('geotter') else {}))
                 rows.append(dict(task=task.name, variant=name, kind='ensemble' if name.startswith('ensemble') else 'single',
                                  method=m, seed=s, accuracy=100 * accuracy(task.labels, pred),
                                  balanced_accuracy=100 * balanced_accuracy(task.labels, pred)))

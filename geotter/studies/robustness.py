@@ -64,8 +64,8 @@ def noise_unit(task:Task,               # clean task with embeddings
     for i, s in enumerate(strengths): check_scalar(s, f'strengths[{i}]', low=0, high=1)
     info = dict(kind=kind, level=float(level), seed=int(seed))
     baselines = ('zs', 'otter') + PEER_METHODS if baselines is None else tuple(baselines)
-    rows = [_scores(t, run_method(m, t), method=m, strength=np.nan, **info) for m in baselines]
-    return rows + [_scores(t, run_method('geotter', t, beta=s, alpha=1 - s, k=k, seed=seed), method='geotter',
+    rows = [_scores(t, run_method(m, t, t.prior), method=m, strength=np.nan, **info) for m in baselines]
+    return rows + [_scores(t, run_method('geotter', t, t.prior, beta=s, alpha=1 - s, k=k, seed=seed), method='geotter',
                            strength=float(s), **info) for s in strengths]
 
 # %% ../../nbs/studies/33_robustness.ipynb #c1ffe3d6
