@@ -133,8 +133,8 @@ def solver_calls(X, Y, prior, device:str, dense:bool=True):
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')               # 100 iterations do not converge; that is the setting
             return sinkhorn(C_t, 'uniform', prior, 0.01, max_iter=100, eps_scaling=None, log=True)[1]['err']
-    calls.update(emd_pot=lambda: emd(C_np, 'uniform', prior, solver='pot'),
-                 emd_fast=lambda: emd(C_np, 'uniform', prior, solver='fast'),
+    calls.update(emd_pot=lambda: emd('uniform', prior, C_np, solver='pot'),
+                 emd_fast=lambda: emd('uniform', prior, C_np, solver='fast'),
                  sinkhorn=sk,
                  otter=lambda: predict(otter(logits, prior)))
     if X.shape[0] > Y.shape[0]:                           # k-means with K = m needs n > m

@@ -57,7 +57,7 @@ def calls(task, g):
         ('otter:given', lambda: g.otter(L, nu)),
         ('otter:unknown', lambda: g.otter(L, None)),
         ('otter:sinkhorn', lambda: g.otter(L, nu, solver='sinkhorn')),
-        ('emd:uniform-target', lambda: g.emd(-np.asarray(L, dtype=np.float64), np.full(len(L), 1 / len(L)), nu)),
+        ('emd:uniform-target', lambda: g.emd(np.full(len(L), 1 / len(L)), nu, -np.asarray(L, dtype=np.float64))),
         ('pm', lambda: g.prior_matching(L, nu)),
         ('fpm', lambda: g.fenchel_prior_matching(L, nu)),
         ('estimate_label_ratio', lambda: g.estimate_label_ratio(L).target),

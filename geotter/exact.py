@@ -654,9 +654,16 @@ def _emd_log(C, a, b, sg, sol, like)->dict:
                 gap=cost - sg * float(a @ u + b @ v), solver=solver, warning=None, result_code=1)
 
 # %% ../nbs/04_exact.ipynb #9d613fb7
-def emd(cost,                      # (n, m) cost matrix C
-        a='uniform',               # (n,) source weights in the simplex, or 'uniform'
-        b='uniform',               # (m,) target weights in the simplex, or 'uniform'
+def _pot_order(a, b):
+    "A matrix given as `a` or `b` is refused with a hint: `emd` takes POT's order, (a, b, cost), since 0.3."
+    for name, w in (('a', a), ('b', b)):
+        if len(getattr(w, 'shape', ())) == 2 or (isinstance(w, (list, tuple)) and w and isinstance(w[0], (list, tuple))):
+            raise ValueError(f"{name} is a matrix; emd takes POT's order emd(a, b, cost), weights first (before 0.3 it was "
+                             f"emd(cost, a, b))")
+
+def emd(a,                         # (n,) source weights (probabilities or counts), or 'uniform'
+        b,                         # (m,) target weights (probabilities or counts), or 'uniform'
+        cost,                      # (n, m) cost matrix C
         *,
         solver:str='auto',         # 'auto' or 'fast' (the solver above), 'pot' (POT's network simplex)
         max_iter:int=100_000_000,  # iteration cap of POT's network simplex
@@ -676,12 +683,13 @@ def emd(cost,                      # (n, m) cost matrix C
 
     Parameters
     ----------
+    a : (n,) array-like or 'uniform'
+        Source weights: probabilities or class counts (zeros allowed); 'uniform': $1/n$ each.
+    b : (m,) array-like or 'uniform'
+        Target weights, e.g. a class prior: probabilities or counts (zeros allowed); 'uniform': $1/m$ each.
     cost : (n, m) array-like or torch.Tensor
-        Cost matrix $C$ (a score matrix if `maximize`); finite reals, any float dtype or device.
-    a : (n,) array-like or 'uniform', optional
-        Source weights in the simplex (zeros allowed). Default: $1/n$ each.
-    b : (m,) array-like or 'uniform', optional
-        Target weights in the simplex (zeros allowed), e.g. a class prior. Default: $1/m$ each.
+        Cost matrix $C$ (a score matrix if `maximize`); finite reals, any float dtype or device. The order of the
+        arguments is POT's, `ot.emd(a, b, M)`.
     solver : {'auto', 'fast', 'pot'}, optional
         'auto' and 'fast': the solver above ('auto' uses POT when numba is missing); 'pot': `ot.emd`.
     max_iter : int, optional
@@ -711,10 +719,10 @@ def emd(cost,                      # (n, m) cost matrix C
     --------
     >>> import numpy as np
     >>> from geotter.exact import emd
-    >>> emd(np.array([[0., 1.], [1., 0.]]), [.5, .5], [.5, .5])
+    >>> emd([.5, .5], [.5, .5], np.array([[0., 1.], [1., 0.]]))
     array([[0.5, 0. ],
            [0. , 0.5]])
-    >>> plan, log = emd(np.array([[0., 1.], [1., 0.]]), log=True)
+    >>> plan, log = emd('uniform', 'uniform', np.array([[0., 1.], [1., 0.]]), log=True)
     >>> float(log['cost'])
     0.0
 
@@ -733,6 +741,7 @@ def emd(cost,                      # (n, m) cost matrix C
     geotter.entropic.sinkhorn : entropic OT.
     geotter.transport.otter : OTTER, `emd` of the negated logits to a class prior.
     """
+    _pot_order(a, b)
     C, a, b = check_ot_inputs(cost, a, b)
     check_choice(solver, 'solver', EXACT_SOLVERS); sparse, log = check_bool(sparse, 'sparse'), check_bool(log, 'log')
     sg = -1.0 if check_bool(maximize, 'maximize') else 1.0

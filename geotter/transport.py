@@ -111,7 +111,7 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     reg = DEFAULT_REG if reg is None else check_scalar(reg, 'reg', low=0, low_open=True)   # checked even where unused
     if solver == 'sinkhorn': return sinkhorn(cost, 'uniform', nu, reg, **kw)
     if solver == 'unbalanced': return sinkhorn_unbalanced(cost, 'uniform', nu, reg, DEFAULT_RHO if rho is None else rho, **kw)
-    return emd(cost, 'uniform', nu, solver={'emd': 'auto'}.get(solver, solver), **kw)
+    return emd('uniform', nu, cost, solver={'emd': 'auto'}.get(solver, solver), **kw)
 
 def otter(logits,                   # (n, m) zero-shot logits
           prior=None,               # (m,) class prior nu (probabilities or counts), 'uniform', or None: unknown, estimated (`estimate_label_ratio`)
@@ -186,7 +186,7 @@ def _solve_ot(C:torch.Tensor,         # (n, m) checked cost (`check_cost`)
     "`solve_ot` on validated inputs: the same solvers, without a second check of the cost and prior by the entropic ones."
     reg = DEFAULT_REG if reg is None else reg
     if solver not in ('sinkhorn', 'unbalanced'):
-        return emd(C, 'uniform', nu, solver={'emd': 'auto'}.get(solver, solver), **kw)
+        return emd('uniform', nu, C, solver={'emd': 'auto'}.get(solver, solver), **kw)
     a = torch.full((C.shape[0],), 1.0 / C.shape[0], dtype=torch.float64, device=C.device)   # check_prior's 'uniform'
     rho = math.inf if solver == 'sinkhorn' else DEFAULT_RHO if rho is None else rho
     return _sinkhorn_checked(C, a, nu, reg, rho, **kw)

@@ -50,7 +50,7 @@ CALLS = {
     'prior_matching': (G.prior_matching, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior'}),
     'fenchel_prior_matching': (G.fenchel_prior_matching, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior', 'lam': 'positive'}),
     'prior_shift': (G.prior_shift, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior', 'max_iter': 'int'}),
-    'emd': (G.emd, dict(cost=-L, b=P), {'cost': 'matrix', 'b': 'prior'}),
+    'emd': (G.emd, dict(a='uniform', b=P, cost=-L), {'cost': 'matrix', 'b': 'prior'}),
     'sinkhorn': (G.sinkhorn, dict(cost=-L / 10, b=P), {'cost': 'matrix', 'b': 'prior', 'reg': 'positive'}),
     'sinkhorn_unbalanced': (G.sinkhorn_unbalanced, dict(cost=-L / 10, b=P), {'cost': 'matrix', 'b': 'prior', 'reg': 'positive', 'rho': 'positive'}),
     'otter': (G.otter, dict(logits=L, prior=P), {'logits': 'matrix', 'prior': 'prior', 'reg': 'positive'}),

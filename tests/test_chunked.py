@@ -66,7 +66,7 @@ def test_chunked_emd_medium():
     rng = np.random.default_rng(5)
     C = rng.random((20_000, 200)) + 0.3 * rng.random((20_000, 1))
     nu = rng.dirichlet(np.ones(200))
-    sol, P = chunked_emd(C, nu, chunk_rows=4096), emd(C, 'uniform', nu)
+    sol, P = chunked_emd(C, nu, chunk_rows=4096), emd('uniform', nu, C)
     obj = float((P * C).sum())
     assert abs(sol.objective - obj) <= 1e-9 * obj and abs(sol.gap) <= 1e-9 * obj
     np.testing.assert_array_equal(sol.labels, P.argmax(1))
@@ -98,7 +98,7 @@ def test_chunked_emd_is_exact(n, m, K, chunk, zeros, seed, integer_costs):
     nu = rng.dirichlet(np.ones(m))
     nu[rng.choice(m, min(zeros, m - 1), replace=False)] = 0
     nu /= nu.sum()
-    sol, P = chunked_emd(C, nu, n_candidates=K, chunk_rows=chunk), emd(C, 'uniform', nu, solver='pot')
+    sol, P = chunked_emd(C, nu, n_candidates=K, chunk_rows=chunk), emd('uniform', nu, C, solver='pot')
     obj = float((P * C).sum())
     tol = 1e-9 * max(1.0, abs(obj))
     assert abs(sol.objective - obj) <= tol and abs(sol.gap) <= tol

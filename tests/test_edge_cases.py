@@ -27,7 +27,7 @@ def _marginals_ok(P, prior):
     (1e12 + np.random.default_rng(0).random((300, 4)), [.1, .2, .3, .4]),  # a range of 1 at a magnitude of 1e12
 ])
 def test_exact_ends_on_costs_far_from_zero(C, prior):
-    _marginals_ok(g.emd(C, 'uniform', prior), prior)
+    _marginals_ok(g.emd('uniform', prior, C), prior)
 
 
 def test_huge_prior_weight_ends():

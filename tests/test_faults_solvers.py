@@ -108,7 +108,7 @@ def test_default_reg_is_the_one_used():
 
 
 C0 = np.ones((4, 3))
-BAD = [(lambda: emd(C0, 'uniform', [.5, .5]), r"^b has shape \(2,\); expected \(3,\)"),
+BAD = [(lambda: emd('uniform', [.5, .5], C0), r"^b has shape \(2,\); expected \(3,\)"),
        (lambda: sinkhorn(C0, 'uniform', [.5, .6, -.1]), r"^b has negative entries \(min -0\.1\); expected >= 0$"),
        (lambda: sinkhorn(C0, 'uniform', [.5, .5, .5]), r"^b sums to 1\.5; expected probabilities \(summing to 1, tolerance 0\.0001\) or class counts \(non-negative whole numbers, sum > 0\)$"),
        (lambda: sinkhorn_unbalanced(C0, 'uniform', [np.nan, .5, .5]), r"^b has NaN or infinite entries$"),

@@ -29,7 +29,7 @@ LIMIT = 10.0   # CPU seconds per call (one torch thread)
 @pytest.fixture(autouse=True, scope='module')
 def _compiled():
     "Compile (or load from numba's cache) the exact solver once, before any call is timed."
-    try: emd(np.eye(2))
+    try: emd('uniform', 'uniform', np.eye(2))
     except RuntimeError: pass                      # a faulty solver fails the tests that call it, not the others
 
 def timed(f, *a, **kw):
@@ -98,11 +98,11 @@ def test_emd_certified_in_every_shape(prob):
     C, a, b = prob
     ref = (ot.emd(a, b, C - C.min(), numItermax=10**8) * C).sum()               # POT, on the same problem made non-negative
     for solver in EXACT_SOLVERS:
-        P, lg = timed(emd, C, a, b, solver=solver, log=True)
+        P, lg = timed(emd, a, b, C, solver=solver, log=True)
         certify(P, lg['u'], lg['v'], C, a, b)
         assert abs((P * C).sum() - ref) <= 1e-9 * max(1.0, np.abs(C).max()), (solver, (P * C).sum(), ref)
         assert lg['dual_violation'] <= 1e-9 * max(1.0, np.abs(C).max()) and abs(lg['cost'] - (P * C).sum()) <= 1e-12 * max(1.0, abs(ref))
-        S = timed(emd, C, a, b, solver=solver, sparse=True)
+        S = timed(emd, a, b, C, solver=solver, sparse=True)
         assert scipy.sparse.issparse(S) and (S.toarray() == P).all()
 
 @st.composite
@@ -121,7 +121,7 @@ def test_emd_exact_when_n_close_to_m(prob):
     "n ~ m with fractional masses on both sides (the hardest shape): POT's objective to 1e-9 relative, exact marginals, the certificate."
     C, b = prob; n, m = C.shape; a = np.full(n, 1 / n)
     ref = (ot.emd(a, b, C, numItermax=10**8) * C).sum()
-    P, lg = timed(emd, C, 'uniform', b, log=True, fallback='raise')
+    P, lg = timed(emd, 'uniform', b, C, log=True, fallback='raise')
     assert lg['solver'] == 'fast'
     assert abs((P * C).sum() - ref) <= 1e-9 * abs(ref), ((P * C).sum(), ref)
     certify(P, lg['u'], lg['v'], C, a, b)
@@ -134,7 +134,7 @@ def test_emd_with_a_few_empty_classes(n, seed, kind):
          'logits': lambda: nll_cost(rng.uniform(15, 35, (n, m)))}[kind]()
     a, b = _weights(rng, n, 'uniform'), _weights(rng, m, 'few zeros'); b = b / b.sum()
     ref = (ot.emd(a, b, C, numItermax=10**8) * C).sum()
-    P, lg = timed(emd, C, a, b, log=True, fallback='raise')
+    P, lg = timed(emd, a, b, C, log=True, fallback='raise')
     assert lg['solver'] == 'fast' and (P[:, b == 0] == 0).all()
     certify(P, lg['u'], lg['v'], C, a, b)
     assert abs((P * C).sum() - ref) <= 1e-9 * max(1.0, np.abs(C).max()), ((P * C).sum(), ref)
@@ -143,8 +143,8 @@ def test_emd_with_a_few_empty_classes(n, seed, kind):
 def test_emd_maximize_is_min_of_negated_cost(prob):
     C, a, b = prob
     for solver in EXACT_SOLVERS:
-        P, lg = timed(emd, C, a, b, solver=solver, maximize=True, log=True)
-        np.testing.assert_array_equal(P, timed(emd, -C, a, b, solver=solver))   # the same plan, ties broken alike
+        P, lg = timed(emd, a, b, C, solver=solver, maximize=True, log=True)
+        np.testing.assert_array_equal(P, timed(emd, a, b, -C, solver=solver))   # the same plan, ties broken alike
         certify(P, lg['u'], lg['v'], C, a, b, sg=-1.0)
 
 def test_emd_pot_on_clip_scale_logits():
@@ -164,20 +164,20 @@ def test_emd_fallback_is_explicit(monkeypatch):
     C, nu = np.random.default_rng(1).gamma(2.0, 1.0, (12, 4)), np.array([.1, .2, .3, .4])
     assert os.environ.get('GEOTTER_EMD_FALLBACK') == 'raise'
     monkeypatch.setattr(ex, '_emd_fast', lambda *a, **k: None)
-    with pytest.raises(RuntimeError, match=r"^the exact solver could not certify its plan optimal \(fallback='raise'\)"): emd(C, 'uniform', nu)
+    with pytest.raises(RuntimeError, match=r"^the exact solver could not certify its plan optimal \(fallback='raise'\)"): emd('uniform', nu, C)
     with pytest.warns(UserWarning, match=r"^the exact solver could not certify its plan optimal; returning POT's"):
-        P = emd(C, 'uniform', nu, fallback='warn')
-    np.testing.assert_array_equal(P, emd(C, 'uniform', nu, solver='pot'))
+        P = emd('uniform', nu, C, fallback='warn')
+    np.testing.assert_array_equal(P, emd('uniform', nu, C, solver='pot'))
     monkeypatch.setenv('GEOTTER_EMD_FALLBACK', 'warn')
-    with pytest.warns(UserWarning, match=r"^the exact solver could not certify"): emd(C, 'uniform', nu)
+    with pytest.warns(UserWarning, match=r"^the exact solver could not certify"): emd('uniform', nu, C)
     monkeypatch.setenv('GEOTTER_EMD_FALLBACK', 'loud')
-    with pytest.raises(ValueError, match=r"^GEOTTER_EMD_FALLBACK='loud'; expected one of \('warn', 'raise'\)"): emd(C, 'uniform', nu)
+    with pytest.raises(ValueError, match=r"^GEOTTER_EMD_FALLBACK='loud'; expected one of \('warn', 'raise'\)"): emd('uniform', nu, C)
 
 def test_first_call_compiles_once_and_says_so(tmp_path):
     "In a fresh install the first emd compiles the kernels and says so in one line; the next process loads them from the cache."
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
-    code = "import numpy as np; from geotter.exact import emd; print(emd(np.random.default_rng(0).random((5, 3))).sum())"
+    code = "import numpy as np; from geotter.exact import emd; print(emd('uniform', 'uniform', np.random.default_rng(0).random((5, 3))).sum())"
     run = lambda: subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, timeout=1200, cwd=root)
     first = run()
     assert first.returncode == 0, first.stderr[-2000:]
@@ -278,7 +278,7 @@ def test_bad_reg_named(bad):
 @pytest.mark.parametrize('bad', [0, 1.5, True, '3', None, np.float64(2.0)])
 def test_bad_max_iter_named(bad):
     C = np.ones((4, 3))
-    for f in (lambda: sinkhorn(C, max_iter=bad), lambda: emd(C, max_iter=bad), lambda: prior_matching(C, 'uniform', max_iter=bad),
+    for f in (lambda: sinkhorn(C, max_iter=bad), lambda: emd('uniform', 'uniform', C, max_iter=bad), lambda: prior_matching(C, 'uniform', max_iter=bad),
               lambda: fenchel_prior_matching(C, 'uniform', max_iter=bad), lambda: project_plan(C, max_iter=bad)):
         with pytest.raises((ValueError, TypeError), match='max_iter'): timed(f)
 
@@ -297,7 +297,7 @@ def test_bad_matrix_named(kind, fn):
          'complex': M + 1j, 'object': M.astype(object), '1d': np.ones(4), 'empty': np.ones((0, 3))}[kind]
     name = {'emd': 'cost', 'sinkhorn': 'cost', 'unbalanced': 'cost', 'otter': 'logits', 'pm': 'logits', 'fpm': 'logits',
             'zs': 'logits', 'project': 'plan'}[fn]
-    f = {'emd': lambda: emd(M), 'sinkhorn': lambda: sinkhorn(M), 'unbalanced': lambda: sinkhorn_unbalanced(M),
+    f = {'emd': lambda: emd('uniform', 'uniform', M), 'sinkhorn': lambda: sinkhorn(M), 'unbalanced': lambda: sinkhorn_unbalanced(M),
          'otter': lambda: otter(M), 'pm': lambda: prior_matching(M, 'uniform'), 'fpm': lambda: fenchel_prior_matching(M, 'uniform'),
          'zs': lambda: zero_shot(M), 'project': lambda: project_plan(M)}[fn]
     with pytest.raises((ValueError, TypeError), match=name): timed(f)
@@ -307,7 +307,7 @@ def test_bad_prior_named(kind, fn):
     C = np.ones((4, 3))
     p = {'short': [0.5, 0.5], 'negative': [1.5, -0.5, 0.0], 'nan': [np.nan, 0.5, 0.5], 'sum': [0.5, 0.5, 0.5],
          'str': 'skewed', 'complex': np.ones(3) / 3 + 0j}[kind]
-    f = {'emd': lambda: emd(C, 'uniform', p), 'sinkhorn': lambda: sinkhorn(C, 'uniform', p), 'otter': lambda: otter(C, p),
+    f = {'emd': lambda: emd('uniform', p, C), 'sinkhorn': lambda: sinkhorn(C, 'uniform', p), 'otter': lambda: otter(C, p),
          'pm': lambda: prior_matching(C, p), 'fpm': lambda: fenchel_prior_matching(C, p)}[fn]
     name = 'b' if fn in ('emd', 'sinkhorn') else 'prior'
     with pytest.raises((ValueError, TypeError), match=rf"^{name}( has | sums to |=| of type )"): timed(f)
@@ -318,14 +318,14 @@ def test_solver_options_named():
     with pytest.raises(ValueError, match="solver='simplex'"): otter(C, solver='simplex')
     with pytest.raises(ValueError, match="form='x'"): prior_matching(C, 'uniform', form='x')
     with pytest.raises(ValueError, match="objective='x'"): fenchel_prior_matching(C, 'uniform', objective='x')
-    with pytest.raises(TypeError, match="sparse='yes'"): emd(C, sparse='yes')
+    with pytest.raises(TypeError, match="sparse='yes'"): emd('uniform', 'uniform', C, sparse='yes')
     with pytest.raises(ValueError, match='dtype'): sinkhorn(C, dtype=torch.int64)
 
 def test_numpy_integers_accepted_bools_rejected():
     C = np.random.default_rng(0).gamma(2.0, 1.0, (20, 4))
     P = sinkhorn(C, reg=np.float32(0.5), max_iter=np.int64(500), dtype=torch.float64)
     np.testing.assert_allclose(P.sum(0), 0.25, atol=1e-4)
-    emd(C, max_iter=np.int32(10**6)); prior_matching(C, 'uniform', max_iter=np.uint16(50))
+    emd('uniform', 'uniform', C, max_iter=np.int32(10**6)); prior_matching(C, 'uniform', max_iter=np.uint16(50))
     assert check_int(np.int64(3), 'k') == 3 and type(check_int(np.int64(3), 'k')) is int
     assert check_bool(np.bool_(False), 'include_self') is False
     for bad in ('yes', 1, None): 
@@ -383,7 +383,7 @@ def test_non_numeric_dtypes_named(toy):
     with pytest.raises(TypeError, match='X has dtype'): zero_shot_logits(X.astype(str), Y)
     with pytest.raises(TypeError, match='Y has dtype complex'): zero_shot_logits(X, Y + 1j)
     with pytest.raises(TypeError, match='logits has dtype object'): otter(L.astype(object))
-    with pytest.raises(TypeError, match='cost has dtype torch.complex'): emd(torch.ones(3, 2, dtype=torch.complex64))
+    with pytest.raises(TypeError, match='cost has dtype torch.complex'): emd('uniform', 'uniform', torch.ones(3, 2, dtype=torch.complex64))
     with pytest.raises(TypeError, match='include_self'): check_bool('yes', 'include_self')
 
 def test_class_prior_rejects_non_integer_labels():
