@@ -105,10 +105,10 @@ def _cluster(X, K, cfg, seed):
     C, z = kmeans(X, K, seed=seed, max_iter=cfg['max_iter'], n_init=cfg['n_init'], init=cfg['init'], method=cfg['engine'])
     return C, z, float(((X - C[z]) ** 2).sum())
 
-def kmeans_unit(task, configs=KMEANS_CONFIGS, seeds=(0, 1, 2), temperature:float=0.1, **opts)->list:
+def kmeans_unit(task, configs=KMEANS_CONFIGS, seeds=(0, 1, 2), cost_temperature:float=0.1, **opts)->list:
     "GeoTTER (paper defaults, true label ratio) on `task` for every k-means configuration and seed."
     o = {**PAPER_DEFAULTS, **opts}
-    prep = prepare_task(task, temperature, k=o['k'])           # normalized rows, logits and k-NN graph, once
+    prep = prepare_task(task, cost_temperature=cost_temperature, k=o['k'])           # normalized rows, logits and k-NN graph, once
     X, Y = prep.X.double().numpy(), prep.Y.double()
     C_ot, prior, G = prep.cost(task.prior, beta=0), task.prior, prep.graph()   # the same for every configuration
     rows = []

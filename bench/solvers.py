@@ -38,8 +38,8 @@ def reg_tasks():
     for t in tasks:
         prior = t.prior
         C_otter = nll_cost(t.zero_shot_logits(0.01))
-        X, Y, L = geotter_inputs(t.X, t.Y, t.logits, 0.1)
-        C_geo = prepare(X, Y, temperature=0.1, logits=L).cost(prior).numpy()
+        X, Y, L = geotter_inputs(t.X, t.Y, t.logits)
+        C_geo = prepare(X, Y, cost_temperature=0.1, logits=L).cost(prior).numpy()
         yield t.name, t.labels, C_otter, C_geo, prior
 
 def bench_reg(regs=(0.01, 0.02, 0.05, 0.1, 0.2)):

@@ -38,7 +38,7 @@ def batch_row(X, Y, L, yb, m:int)->dict:
     from geotter.priors import UNKNOWN_RATIO
     from geotter.core import CLIP_TEMPERATURE
     Xg, Yg, Lg = geotter_inputs(X, Y, L)
-    prep = prepare(Xg, Yg, logits=Lg); nats = CLIP_TEMPERATURE / prep.config['temperature']
+    prep = prepare(Xg, Yg, logits=Lg); nats = CLIP_TEMPERATURE / prep.config['cost_temperature']
     acc = lambda res: 100 * float((np.asarray(res.labels) == yb).mean())
     est, true, uniform = prep.ratio, np.bincount(yb, minlength=m) / len(yb), np.full(m, 1 / m)
     soft = prep.adapt(None)

@@ -11,16 +11,17 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .options import GeometryOptions, AdaptOptions, METHODS, PRIOR_FREE, DEFAULT_REG, DEFAULT_RHO
+from .options import GeometryOptions, AdaptOptions, PriorMatchingOptions, METHODS, PRIOR_FREE, DEFAULT_REG, DEFAULT_RHO
 from .store import NAME_MAX, STORE_ENV, atomic_write, max_name_bytes, scratch_path, store_root
 
 # %% auto #0
 __all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
-           'GEOTTER_METHODS', 'MAX_STEPS', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES', 'MAX_JOBS',
-           'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir', 'write_output',
-           'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance', 'task_summary',
-           'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs', 'save_labels',
-           'adapt_files', 'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract', 'main']
+           'GEOTTER_METHODS', 'MAX_STEPS', 'RENAMED_NOTE', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES',
+           'MAX_JOBS', 'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir',
+           'write_output', 'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance',
+           'task_summary', 'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs',
+           'save_labels', 'adapt_files', 'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract',
+           'main']
 
 # %% ../nbs/40_cli.ipynb #11cf738d
 def _literal(node):
@@ -338,28 +339,33 @@ def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
 # %% ../nbs/40_cli.ipynb #62e3f5af
 GEOTTER_METHODS = ('geotter', 'multi-geotter', 'geotter-unknown')
 _LABELS = {'pm': 'PM', 'fpm': 'FPM', 'otter': 'OTTER', 'sinkhorn': 'Sinkhorn'}
-_SHOWN = {'reg': DEFAULT_REG, 'rho': DEFAULT_RHO, 'solver': 'emd, or unbalanced when the ratio is unknown', 'preserve_prior': 'off'}
+_SHOWN = {'reg': DEFAULT_REG, 'rho': DEFAULT_RHO, 'solver': 'emd, or unbalanced when the ratio is unknown', 'preserve_prior': 'off',
+          'temperature': "PM's 0.1, FPM's 1"}
 
 def _option_fields()->dict:
-    "name -> field of the options the command line offers (`cli` set in their metadata), geometry's first."
+    "name -> field of the options the command line offers (`cli` set in their metadata), geometry's first, then PM's and FPM's."
     out = {}
-    for f in fields(GeometryOptions) + fields(AdaptOptions):
+    for f in fields(GeometryOptions) + fields(AdaptOptions) + fields(PriorMatchingOptions):
         if f.metadata['cli'] and f.name not in out: out[f.name] = f
     return out
 
+def _users(f)->tuple:
+    "The methods that take the option of field `f`: GeoTTER's (an option of GeoTTER) and those its `cli` names."
+    own = GEOTTER_METHODS if f.name in {g.name for g in fields(GeometryOptions) + fields(AdaptOptions)} else ()
+    return own + (() if f.metadata['cli'] is True else f.metadata['cli'])
+
 def _help(f, users:tuple)->str:
     "An option's help: its text, its bound on the command line, who uses it and its default."
-    who = ', '.join(['GeoTTER, Multi-GeoTTER'] + [_LABELS[u] for u in users if u not in GEOTTER_METHODS])
+    who = ', '.join((['GeoTTER, Multi-GeoTTER'] if users[0] in GEOTTER_METHODS else []) + [_LABELS[u] for u in users if u not in GEOTTER_METHODS])
     d = _SHOWN.get(f.name, f.default)
     bound = f", at most {MAX_STEPS} (Multi-GeoTTER default 2)" if f.name == 'steps' else ''
-    own = '; PM, FPM: their own default' if f.name == 'temperature' else ''
-    return f"{f.metadata['help']}{bound} ({who}; default {d:g}{own})" if isinstance(d, float) else f"{f.metadata['help']}{bound} ({who}; default {d}{own})"
+    return f"{f.metadata['help']}{bound} ({who}; default {d:g})" if isinstance(d, float) else f"{f.metadata['help']}{bound} ({who}; default {d})"
 
 def _options()->dict:
     "option -> (type, auto allowed, methods that use it, help text), from the fields of `geotter.options`."
     out = {}
     for name, f in _option_fields().items():
-        users = GEOTTER_METHODS + (() if f.metadata['cli'] is True else f.metadata['cli'])
+        users = _users(f)
         out[name] = (f.metadata['kind'] or str, f.metadata['auto'], users, _help(f, users))
     return out
 
@@ -380,16 +386,21 @@ def _shape_checks(X, Y, L):
     if X is not None and L is not None and L.shape != (len(X), len(Y)):
         raise UsageError(f"--logits has shape {L.shape}; expected ({len(X)}, {len(Y)}) from --embeddings and --classes")
 
-def _method_options(method:str, options:dict)->dict:
-    "The options given (not None), each checked against `_options`: known, used by `method`, in range."
+RENAMED_NOTE = "--temperature is GeoTTER's --cost-temperature since 0.3 (--temperature is PM's and FPM's own); taken as --cost-temperature"
+
+def _method_options(method:str, options:dict)->tuple:
+    "(the options given (not None), each checked against `_options`: known, used by `method`, in range; a note or None)."
     known, given = _options(), {k: v for k, v in options.items() if v is not None}
+    note = None
+    if method in GEOTTER_METHODS and 'temperature' in given and 'cost_temperature' not in given:   # GeoTTER's former name
+        given['cost_temperature'], note = given.pop('temperature'), RENAMED_NOTE
     for k, v in given.items():
         if k not in known: raise UsageError(f"unknown option {k!r}; expected one of {', '.join(known)}")
         typ, auto, users, _ = known[k]
         flag = '--' + k.replace('_', '-')
         if method not in users: raise UsageError(f"{flag} is not used by --method {method}; it is used by {', '.join(users)}")
         if typ is not str: given[k] = check_option(k, v)
-    return given
+    return given, note
 
 # %% ../nbs/40_cli.ipynb #a7c1d003
 UNKNOWN_NOTE = ("no --prior: the label ratio is unknown and is estimated from the batch "
@@ -403,7 +414,7 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, m
     if (embeddings is None) != (classes is None): raise UsageError("--embeddings and --classes go together; give both")
     if logits is None and (embeddings is None or classes is None):
         raise UsageError("give --embeddings and --classes, or --logits (or all three)")
-    given, unknown = _method_options(method, options), prior is None or prior == 'unknown'
+    (given, renamed), unknown = _method_options(method, options), prior is None or prior == 'unknown'
     uniform, prior_free = prior == 'uniform', method in PRIOR_FREE
     if prior_free and not unknown: raise UsageError(f"--prior is not used by --method {method}, which takes no class prior")
     out = check_output_file(out, inputs={'--embeddings': embeddings, '--classes': classes, '--logits': logits,
@@ -415,6 +426,7 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, m
     nu, note = (None, None if prior_free else UNKNOWN_NOTE) if unknown else (np.full(m, 1 / m), None) if uniform else normalise_prior(load_array(prior, '--prior', ndim=1), m)
     if given.get('k', 0) >= n:                      # the library's rule: a batch of n has n - 1 neighbours
         note = '; '.join(filter(None, [note, f"--k {given['k']}: a batch of {n} samples has {n - 1} neighbours; k = {n - 1} is used"]))
+    note = '; '.join(filter(None, [note, renamed])) or None
     return dict(X=X, Y=Y, logits=L, prior=nu, note=note, out=out, method=method, options=given, m=m)
 
 # %% ../nbs/40_cli.ipynb #071fc7dc
@@ -548,7 +560,8 @@ def _add_adapt(sub, methods):
                        description='Predicted labels of one method for your arrays (.npy, .txt or .csv files), written to --out '
                        '(never one of the input files). Example: geotter adapt --embeddings X.npy --classes Y.npy --prior prior.txt --out labels.npy')
     a.add_argument('--embeddings', help='(n, d) sample embeddings'); a.add_argument('--classes', help='(m, d) class embeddings')
-    a.add_argument('--logits', help='(n, m) zero-shot logits: alone, or with embeddings (then they replace cos/T)')
+    a.add_argument('--logits', help="(n, m) zero-shot logits at the classifier's own scale (CLIP: cos/0.01): alone, or with "
+                   "embeddings (then GeoTTER's cost uses them instead of cos)")
     a.add_argument('--prior', default=None, help="(m,) target prior: a file of probabilities (sum 1) or of class counts (whole numbers), or 'uniform'; "
                    "default: unknown, estimated from the batch")
     a.add_argument('--method', default='geotter', choices=methods, help='the method (zs: zero-shot; pm, fpm: prior matching; otter, sinkhorn: OT; geotter, multi-geotter; geotter-unknown: GeoTTER '

@@ -16,6 +16,7 @@ from .baselines import prior_shift
 from .priors import total_variation, em_prior, confusion_rates, bbse_prior
 from .method import geotter, logit_features, geotter_inputs
 from .pipeline import GeoTTERResult
+from .options import renamed
 
 # %% auto #0
 __all__ = ['teacher_plan', 'fit_logit_bias', 'predict_with_bias', 'LabelFreeModel', 'fit_label_free', 'split_halves',
@@ -27,15 +28,16 @@ _all_ = ['total_variation', 'em_prior', 'confusion_rates', 'bbse_prior']   # re-
 # %% ../nbs/15_label_free.ipynb #08fef795
 def teacher_plan(X, Y, logits=None,     # as in `geotter_inputs`
                  target='uniform',      # (m,) OT target marginal: the EM estimate, or 'uniform'
-                 temperature:float=0.1,
+                 cost_temperature:float=0.1, # GeoTTER's temperature (`temperature=`, its former name, deprecated)
                  **kwargs,              # further `geotter` options
                 )->Array:               # (n, m) teacher S, rows summing to one
     "The GeoTTER teacher $S=nT$ on split A: the smoothed GeoTTER plan onto `target`, one unit of mass per row."
-    Xg, Yg, Lg = geotter_inputs(X, Y, logits, temperature)
+    T = renamed(cost_temperature, kwargs.pop('temperature', None), 'cost_temperature', 'teacher_plan', 0.1)
+    Xg, Yg, Lg = geotter_inputs(X, Y, logits)
     if target is not None and not (isinstance(target, str) and target == 'uniform'):
         check_prior(target, check_matrix(Yg, 'Y').shape[0], name='target')      # checked here, so that errors name it
-    T = as_tensor(geotter(Xg, Yg, target, temperature=temperature, logits=Lg, **kwargs).plan)
-    return like_input(T / T.sum(1, keepdim=True), Xg)
+    P = as_tensor(geotter(Xg, Yg, target, cost_temperature=T, logits=Lg, **kwargs).plan)
+    return like_input(P / P.sum(1, keepdim=True), Xg)
 
 # %% ../nbs/15_label_free.ipynb #f44fb204
 def fit_logit_bias(logits,              # (N, m) logits L of split A
@@ -79,11 +81,12 @@ class LabelFreeModel:
 def fit_label_free(X, Y,                # split A: (N, d) embeddings and (m, d) class embeddings, or None, None
                    logits,              # (N, m) the model's zero-shot logits on split A
                    target='em',         # 'em' (EM estimate on A), 'uniform', or an (m,) prior
-                   temperature:float=0.1, # GeoTTER's temperature for the teacher
+                   cost_temperature:float=0.1, # GeoTTER's temperature for the teacher (`temperature=`: deprecated)
                    em_kw:dict|None=None, # options of `em_prior`
                    **kwargs,            # teacher (`geotter`) options: beta, k, alpha, steps, seed, ...
                   )->LabelFreeModel:
     "Learn the class logit bias of label-free GeoTTER from split A alone (Sec. 4.3)."
+    cost_temperature = renamed(cost_temperature, kwargs.pop('temperature', None), 'cost_temperature', 'fit_label_free', 0.1)
     m = None if Y is None else check_matrix(Y, 'Y').shape[0]
     L = np.asarray(check_matrix(logits, 'logits', cols=m, dtype=torch.float64))
     if X is not None: check_matrix(X, 'X', rows=len(L))         # the teacher's rows are the rows of the logits
@@ -92,10 +95,10 @@ def fit_label_free(X, Y,                # split A: (N, d) embeddings and (m, d) 
     if isinstance(target, str) and target not in ('em', 'uniform'):
         raise ValueError(f"target={target!r}; expected 'em', 'uniform' or an array")
     nu = q_em if q_em is not None else np.asarray(check_prior(target, L.shape[1], name='target'))
-    S = np.asarray(teacher_plan(X, Y, L, nu, temperature, **kwargs))
+    S = np.asarray(teacher_plan(X, Y, L, nu, cost_temperature, **kwargs))
     b = np.asarray(fit_logit_bias(L, S))
     return LabelFreeModel(b, nu, S.mean(0), q_em, dict(target=target if isinstance(target, str) else 'given',
-                                                         temperature=temperature, **kwargs))
+                                                         cost_temperature=cost_temperature, **kwargs))
 
 # %% ../nbs/15_label_free.ipynb #26e4ae6b
 def split_halves(n:int, n_folds:int=2, seed=0)->list:
@@ -111,7 +114,7 @@ def label_free_predict(X=None,          # (n, d) embeddings, a `Task` (labels an
                        seed=0,          # fold split and k-means seed
                        target='em',     # teacher target: 'em' or 'uniform'
                        n_folds:int=2,   # cross-fitting folds
-                       **kwargs,        # `fit_label_free` options (temperature, beta, k, alpha, ...)
+                       **kwargs,        # `fit_label_free` options (cost_temperature, beta, k, alpha, ...)
                       )->np.ndarray:    # (n,) labels; fold f predicted by the bias learned on the other folds
     r"""GeoTTER without label ratios (paper Sec. 4.3) on a whole batch, by cross-fitting.
 
@@ -139,7 +142,7 @@ def label_free_predict(X=None,          # (n, d) embeddings, a `Task` (labels an
     n_folds : int, default 2
         Cross-fitting folds.
     **kwargs
-        `fit_label_free` options (temperature, beta, k, alpha, ...).
+        `fit_label_free` options (cost_temperature, beta, k, alpha, ...).
 
     Returns
     -------

@@ -11,7 +11,8 @@ import numpy as np
 import torch
 
 from .core import *
-from .options import PAPER_DEFAULTS, GeometryOptions, AdaptOptions, BACKENDS, option_names, takes_options, split_options as _split_options
+from .options import (PAPER_DEFAULTS, GeometryOptions, AdaptOptions, BACKENDS, option_names, takes_options, current_names,
+                             split_options as _split_options)
 from .pipeline import (CHUNKED_SOLVERS, GeoTTERResult, cluster_table, fused_cost, BlockCost, _log_prior,
                               _check_options, _transport_smooth, _smooth_lists, _result, _class_mean_logits)
 from .chunked import sample_rows
@@ -40,10 +41,10 @@ def _refuse_chunked(option:str, value, why:str):
 
 # %% ../nbs/13_method.ipynb #bcb7e9ef
 def _geometry_config(o:GeometryOptions, entries:int, dtype)->dict:
-    "`prepare`'s configuration: the options (checked when made), the temperature against the dtype, the backend chosen."
+    "`prepare`'s configuration: the options (checked when made), the cost temperature against the dtype, the backend chosen."
     backend = o.backend if o.backend != 'auto' else 'chunked' if entries > CHUNKED_ENTRIES else 'dense'
     if backend == 'chunked' and o.beta == 'auto': _refuse_chunked('beta', o.beta, "the estimate forms (n, m) score matrices; pass a number")
-    return dict(temperature=check_temperature(o.temperature, dtype=dtype), beta=o.beta, k=o.k, n_clusters=o.n_clusters,
+    return dict(cost_temperature=check_temperature(o.cost_temperature, 'cost_temperature', dtype=dtype), beta=o.beta, k=o.k, n_clusters=o.n_clusters,
                 seed=o.seed, n_init=o.n_init, include_self=o.include_self, knn_method=o.knn_method, backend=backend)
 
 # %% ../nbs/13_method.ipynb #c5284aeb
@@ -71,13 +72,13 @@ def _kmeans_partition(X:torch.Tensor, config:dict, m:int)->tuple:
 # %% ../nbs/13_method.ipynb #295db4da
 @dataclass(eq=False)
 class Prepared:
-    "A test batch prepared for GeoTTER by `prepare`: unit embeddings, OT logits, and (once) clusters and neighbours."
+    "A test batch prepared for GeoTTER by `prepare`: unit embeddings, the cost's logits, and (once) clusters and neighbours."
     X:torch.Tensor                    # (n, d) unit-norm sample embeddings (or logit features)
     Y:torch.Tensor                    # (m, d) unit-norm class embeddings
-    logits:torch.Tensor|None          # (n, m) theta of the OT cost: cos(X, Y)/T, or the logits given (None: chunked, not given)
-    config:dict                       # temperature, beta, k, n_clusters, seed, n_init, include_self, knn_method, backend
+    theta:torch.Tensor|None           # (n, m) logits of GeoTTER's cost: cos(X, Y)/T, or logits * 0.01/T (None: chunked, no logits given)
+    config:dict                       # cost_temperature, beta, k, n_clusters, seed, n_init, include_self, knn_method, backend
+    logits:torch.Tensor|None=field(default=None, repr=False)   # (n, m) the logits given, at the classifier's own scale
     ref:object=field(default=None, repr=False)   # the caller's X: results come back in its type
-    own_logits:bool=field(default=False, repr=False)  # logits were given (not cos/T)
     _memo:dict=field(default_factory=dict, repr=False)
 
     n = property(lambda self: self.X.shape[0], doc="Number of samples.")
@@ -115,10 +116,10 @@ class Prepared:
 
     def _ratio_logits(self)->torch.Tensor:
         "float64 theta * T / 0.01 (CLIP's scale) of every row, or (chunked) of the seeded sample `sample_rows(n, seed=seed)`."
-        T = self.config['temperature']                  # theta * T first: T / 0.01 may overflow even float64
-        if self.backend == 'dense': return self.logits.to(torch.float64) * T / CLIP_TEMPERATURE
+        T = self.config['cost_temperature']             # theta * T first: T / 0.01 may overflow even float64
+        if self.backend == 'dense': return self.theta.to(torch.float64) * T / CLIP_TEMPERATURE
         rows = torch.as_tensor(sample_rows(self.n, seed=self.config['seed']), device=self.X.device)
-        theta = self.logits[rows] if self.logits is not None else self.X[rows] @ self.Y.T / self.config['temperature']
+        theta = self.theta[rows] if self.theta is not None else self.X[rows] @ self.Y.T / T
         return theta.to(torch.float64) * T / CLIP_TEMPERATURE
 
     @takes_options(AdaptOptions)
@@ -196,26 +197,26 @@ class Prepared:
         o, mode, ot_kw = _adapt_options(self, a.alpha, a.steps, solver, reg, rho, a.preserve_prior, a.prior_weight, a.beta, a.k)
         o['refine'] = self._refine(prior, a.refine)
         graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
-        passes = lambda logits: _transport_smooth(self._fused(nu, o['beta'], o['prior_weight'], logits), nu, graph, o['alpha'],
-                                                  o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
-        P, T, C, ot, secs = passes(self.logits)
+        passes = lambda theta: _transport_smooth(self._fused(nu, o['beta'], o['prior_weight'], theta), nu, graph, o['alpha'],
+                                                 o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
+        P, T, C, ot, secs = passes(self.theta)
         if o['refine']:                                    # the second pass, on the batch's class means (dense backend)
-            P, T, C, ot, again = passes(_class_mean_logits(self.X, self.logits, T, o['refine']))
+            P, T, C, ot, again = passes(_class_mean_logits(self.X, self.theta, T, o['refine']))
             secs = {key: secs[key] + again[key] for key in secs}
         return _result(self.ref, P, T, C, dict(self.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
 
     def _target(self, prior, solver, reg, rho)->tuple:
         "(target, solver, reg, rho): the prior given (exact transport by default), or the estimated ratio with a soft class marginal."
         if prior is not None: return check_prior(prior, self.m, device=self.X.device), 'emd' if solver is None else solver, reg, rho
-        nats = CLIP_TEMPERATURE / self.config['temperature']      # one nat of the zero-shot cost in units of GeoTTER's cost
+        nats = CLIP_TEMPERATURE / self.config['cost_temperature']   # one nat of the zero-shot cost in units of GeoTTER's cost
         solver = 'unbalanced' if solver is None else solver
         if solver in ('sinkhorn', 'unbalanced') and reg is None:
             reg = UNKNOWN_RATIO['reg'] * nats
             if not reg >= torch.finfo(torch.float64).tiny:             # a subnormal entropic weight: the potentials overflow
-                T = self.config['temperature']
-                raise ValueError(f"temperature={T:g} is too large for transport with the ratio unknown: its entropic weight, "
+                T = self.config['cost_temperature']
+                raise ValueError(f"cost_temperature={T:g} is too large for transport with the ratio unknown: its entropic weight, "
                                  f"{UNKNOWN_RATIO['reg']:g} nats of the zero-shot cost = {reg:.3g}, underflows float64; expected "
-                                 f"temperature <= {UNKNOWN_RATIO['reg'] * CLIP_TEMPERATURE / torch.finfo(torch.float64).tiny:.3g}, or pass reg")
+                                 f"cost_temperature <= {UNKNOWN_RATIO['reg'] * CLIP_TEMPERATURE / torch.finfo(torch.float64).tiny:.3g}, or pass reg")
         if solver == 'unbalanced' and rho is None: rho = UNKNOWN_RATIO['rho'] * nats
         return self.ratio.target.to(self.X.device), solver, reg, rho
 
@@ -229,18 +230,18 @@ class Prepared:
         if w and self.backend == 'chunked': _refuse_chunked('refine', refine, "the class means need the dense plan; pass 0")
         return w
 
-    def _fused(self, nu:torch.Tensor, beta:float, prior_weight:float, logits:torch.Tensor|None=None):
-        "Steps 1-2 for a prior: the dense fused cost (of `logits` if given, else the prepared ones), or (chunked) its `BlockCost`."
+    def _fused(self, nu:torch.Tensor, beta:float, prior_weight:float, theta:torch.Tensor|None=None):
+        "Steps 1-2 for a prior: the dense fused cost (of `theta` if given, else the prepared one), or (chunked) its `BlockCost`."
         lp = _log_prior(nu, prior_weight, self.X.dtype)
         table, z = (self.cluster_table, self.clusters) if beta else (None, None)
-        if self.backend == 'dense': return fused_cost(self.logits if logits is None else logits, beta, table, z, lp)
-        return BlockCost(self.Y, self.config['temperature'], beta, table, z, log_prior=lp, logits=self.logits, unit_rows=True)
+        if self.backend == 'dense': return fused_cost(self.theta if theta is None else theta, beta, table, z, lp)
+        return BlockCost(self.Y, self.config['cost_temperature'], beta, table, z, log_prior=lp, theta=self.theta, unit_rows=True)
 
     def _auto_beta(self)->float:
         "The data-driven beta of the batch (Sec. 5.3, `geotter.noise`), computed once on its k-means partition."
         c = self.config
         return self._once('auto_beta', lambda: data_driven_defaults(
-            self.X, self.Y, self.logits if self.own_logits else None, k=c['k'], temperature=c['temperature'],
+            self.X, self.Y, self.logits, k=c['k'], cost_temperature=c['cost_temperature'],
             n_clusters=c['n_clusters'], seed=c['seed'], n_init=c['n_init'], partition=self.partition)['beta'])
 
     def _once(self, key, make):
@@ -253,12 +254,13 @@ class Prepared:
 def prepare(X,                         # (n, d) sample embeddings (or logit features, see `logit_features`)
             Y,                         # (m, d) class embeddings
             *,
-            logits=None,               # (n, m) logits of the OT cost instead of cos(X, Y)/temperature
-            **options,                 # `GeometryOptions`: temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend
+            logits=None,               # (n, m) the classifier's logits (CLIP: cos/0.01), for the cost instead of cos(X, Y)
+            **options,                 # `GeometryOptions`: cost_temperature, beta, k, n_clusters, seed, include_self, n_init, knn_method, backend
            )->Prepared:
     r"""Validate and normalize a batch once, ready for `Prepared.adapt` to any prior (or to none).
 
-    GeoTTER's geometry depends on the batch only: the logits $\theta=\cos(x_i,y_j)/T$ of the zero-shot cost, the k-means
+    GeoTTER's geometry depends on the batch only: the logits $\theta_{ij}=\cos(x_i,y_j)/T$ of the zero-shot cost (or, for
+    logits $\ell$ given at the classifier's own scale, $\theta=\ell\cdot0.01/T$), the k-means
     partition of the cluster cost and the k-NN lists of the smoothing graph. `prepare` checks and normalizes the
     inputs once; the partition and the lists are computed on first use and kept, so adapting the batch to several
     priors or settings costs one transport each.
@@ -269,9 +271,10 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
         Sample embeddings (numpy, list of lists or torch on any device), or logit features (`logit_features`).
     Y : array of shape (m, d)
         Class embeddings (one text embedding per class).
-    temperature : float, default 0.1
+    cost_temperature : float, default 0.1
         $T$ of GeoTTER's cost $\cos/T$: the paper's choice, where the zero-shot and cluster costs are on comparable
         scales. Zero-shot logits and ratio estimates use CLIP's $T=0.01$ (`zero_shot_logits`); `adapt(None)` converts.
+        (`temperature=`, its name before 0.3, is accepted with a DeprecationWarning.)
     beta : float in [0, 1] or 'auto', default 0.3
         Weight of the cluster cost in the fused cost (0: no fusion; 'auto': from the batch, Sec. 5.3).
     k : int, default 7
@@ -281,7 +284,9 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
     seed : int, default 0
         k-means seed.
     logits : array of shape (n, m), optional
-        Logits of the OT cost at GeoTTER's scale, instead of $\cos(X,Y)/T$ (a logit-only classifier: `geotter_inputs`).
+        The classifier's logits at its own scale (CLIP: $\cos/0.01$, as `zero_shot_logits` and `otter` take them),
+        for the cost instead of $\cos(X,Y)$: $\theta=$ `logits * (0.01 / cost_temperature)` (a logit-only classifier:
+        `geotter_inputs`).
     include_self : bool, default False
         Count $x_i$ among its own neighbours (the reference code's convention).
     n_init : int, default 1
@@ -316,14 +321,16 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
     config = _geometry_config(o, Xt.shape[0] * Yt.shape[0], Xt.dtype)
     Xn, Yn = l2_normalize(Xt, 'X'), l2_normalize(Yt, 'Y')
     L = None if logits is None else check_matrix(logits, 'logits', rows=Xn.shape[0], cols=Yn.shape[0], dtype=Xn.dtype, device=Xn.device)
-    theta = L if L is not None or config['backend'] == 'chunked' else Xn @ Yn.T / config['temperature']
-    return Prepared(Xn, Yn, theta, config, ref=X, own_logits=L is not None)
+    T = config['cost_temperature']
+    theta = L * (CLIP_TEMPERATURE / T) if L is not None else None if config['backend'] == 'chunked' else Xn @ Yn.T / T
+    return Prepared(Xn, Yn, theta, config, logits=L, ref=X)
 
 # %% ../nbs/13_method.ipynb #a8a40592
 GEOMETRY_OPTIONS = option_names(GeometryOptions) + ('logits',)      # `prepare`'s keyword arguments
 
 def split_options(options:dict)->tuple:
-    "GeoTTER's options split into those of `prepare` and those of `Prepared.adapt`."
+    "GeoTTER's options split into those of `prepare` and those of `Prepared.adapt` (a former name renamed, with a warning)."
+    options = current_names(options, 'geotter')
     return ({k: v for k, v in options.items() if k in GEOMETRY_OPTIONS},
             {k: v for k, v in options.items() if k not in GEOMETRY_OPTIONS})
 
@@ -333,7 +340,7 @@ def geotter(X,                        # (n, d) sample embeddings
             Y,                        # (m, d) class embeddings
             prior=None,               # (m,) target class prior, 'uniform', or None: unknown, estimated from the batch
             *,
-            logits=None,              # (n, m) logits to use instead of cos(X, Y)/temperature
+            logits=None,              # (n, m) the classifier's logits (CLIP: cos/0.01), for the cost instead of cos(X, Y)
             **options,                # `GeometryOptions` (those of `prepare`) and `AdaptOptions` (those of `Prepared.adapt`)
            )->GeoTTERResult:
     r"""GeoTTER: transport of the batch onto a class prior with a cluster-fused cost, then k-NN graph smoothing of the plan.
@@ -355,9 +362,10 @@ def geotter(X,                        # (n, d) sample embeddings
     prior : array of shape (m,), 'uniform' or None, default None
         The batch's label ratio $\nu$; None: unknown, estimated from the batch.
     logits : array of shape (n, m), optional
-        Logits of the OT cost instead of $\cos(X,Y)/T$ (see `prepare`).
+        The classifier's logits at its own scale (CLIP: $\cos/0.01$), for the cost instead of $\cos(X,Y)$: GeoTTER
+        transports `logits * (0.01 / cost_temperature)` (see `prepare`).
     **options
-        Every field of `GeometryOptions` (`prepare`'s: temperature, beta, k, n_clusters, seed, include_self, n_init,
+        Every field of `GeometryOptions` (`prepare`'s: cost_temperature, beta, k, n_clusters, seed, include_self, n_init,
         knn_method, backend) and of `AdaptOptions` (`Prepared.adapt`'s: alpha, steps, solver, reg, rho, preserve_prior,
         prior_weight, refine), with the paper's defaults; `help(geotter)` lists them in the signature.
 
@@ -399,13 +407,17 @@ def logit_features(logits,            # (n, m) logits of a frozen classifier
 def geotter_inputs(X,                   # (n, d) embeddings, or None for a logit-only classifier
                    Y,                   # (m, d) class embeddings, or None
                    logits=None,         # (n, m) the classifier's logits (needed when X is None)
-                   temperature:float=PAPER_DEFAULTS['temperature'], # GeoTTER's temperature T
-                  )->tuple:             # (features, class embeddings, logits for the OT cost or None)
-    "The (X, Y, logits) GeoTTER runs on: embeddings as given, or logit features with logits rescaled by 0.01/T."
+                   temperature=None,    # deprecated: `prepare` and `geotter` convert the logits with their `cost_temperature`
+                  )->tuple:             # (features, class embeddings, the logits as given or None)
+    "The (X, Y, logits) GeoTTER runs on: embeddings as given, or logit features with the logits themselves."
+    if temperature is not None:
+        import warnings
+        warnings.warn("geotter_inputs(temperature=) is not used since 0.3: the logits come back as given, and prepare and geotter "
+                      "convert them with their cost_temperature", DeprecationWarning, stacklevel=2)
     if X is not None: return X, Y, None
     if logits is None: raise ValueError("X is None and logits is None; expected embeddings or logits")
     F, E = logit_features(logits)
-    return F, E, logits * (CLIP_TEMPERATURE / temperature)
+    return F, E, logits
 
 # %% ../nbs/13_method.ipynb #3e7fcea9
 _MOVED = {**dict.fromkeys(('transport', 'smooth_plan', 'transport_and_smooth', 'class_mean_logits', 'geotter_chunked'),

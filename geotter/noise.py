@@ -13,6 +13,7 @@ import torch
 
 from .core import *
 from .cluster import kmeans, check_partition
+from .options import renamed
 
 # %% auto #0
 __all__ = ['mp_quantile', 'noise_floor', 'estimate_noise', 'cost_scale', 'fused_beta', 'data_driven_defaults']
@@ -177,17 +178,18 @@ def cost_scale(X,                  # (n, d) sample embeddings (or logit features
                Y,                  # (m, d) class embeddings (one-hot for logit features)
                centroid_norm,      # (K,) norms r_l of the k-means centroids of the unit rows
                assignment,         # (n,) cluster of each sample
-               logits=None,        # (n, m) logits of GeoTTER's OT cost (None: cos/temperature)
-               temperature:float=0.1,
+               logits=None,        # (n, m) the classifier's logits (CLIP: cos/0.01), as passed to `geotter` (None: theta = cos/T)
+               cost_temperature:float=0.1, # GeoTTER's T: theta = cos/T, or logits * 0.01/T
+               *, temperature=None,  # the former name of cost_temperature (deprecated)
               )->float:            # rho = median_i g_i r_z(i)
     r"Scale $\rho=\mathrm{median}_i\,g_i r_{z(i)}$ of the OT cost's scores relative to the cluster cost's ($g_i=\lVert P\theta_i\rVert/\lVert Ps_i\rVert$)."
     Xn, Yn = check_embeddings(X, Y)
-    T = check_temperature(temperature, dtype=Xn.dtype)
+    T = check_temperature(renamed(cost_temperature, temperature, 'cost_temperature', 'cost_scale', 0.1), 'cost_temperature', dtype=Xn.dtype)
     s = Xn @ Yn.T; s = s - s.mean(1, keepdim=True)
     r = _cluster_norms(centroid_norm, assignment, s.shape[0])
     if logits is None: g = torch.full_like(r, 1 / T)       # theta = s / T: g = 1/T exactly, whatever the scale of T
     else:
-        th = check_matrix(logits, 'logits', rows=s.shape[0], cols=s.shape[1], dtype=s.dtype)
+        th = check_matrix(logits, 'logits', rows=s.shape[0], cols=s.shape[1], dtype=s.dtype) * (CLIP_TEMPERATURE / T)   # GeoTTER's theta
         th = th - th.mean(1, keepdim=True)
         c = th.abs().amax(1, keepdim=True).clamp_min(torch.finfo(th.dtype).tiny)   # |P theta_i| without overflow or underflow
         g = c[:, 0] * (th / c).norm(dim=1) / s.norm(dim=1)
@@ -211,22 +213,24 @@ def _shrinkage_weight(sigma2:float, tau2:float)->float:
 # %% ../nbs/09_noise.ipynb #218dc857
 def data_driven_defaults(X,                      # (n, d) sample embeddings, or logit features (see `geotter_inputs`)
                          Y,                      # (m, d) class embeddings (one-hot for logit features)
-                         logits=None,            # (n, m) logits of GeoTTER's OT cost, as passed to `geotter` (None: cos/T)
+                         logits=None,            # (n, m) the classifier's logits (CLIP: cos/0.01), as passed to `geotter` (None: cos)
                          *,
                          k:int=7,                # neighbours of the smoothing graph (alpha* = 1/(1+k))
-                         temperature:float=0.1,  # GeoTTER's T (sets the OT cost's scale)
+                         cost_temperature:float=0.1, # GeoTTER's T (sets the OT cost's scale)
                          n_clusters:int|None=None, # k-means K, as in `geotter`
                          seed:int=0,             # k-means seed, as in `geotter`
                          n_init:int=1,           # k-means restarts, as in `geotter`
                          scale_match:bool=True,  # map w* to GeoTTER's cost scale (False: the paper's beta = w*)
                          max_iter:int=0,         # noise-floor refinements (0: median rule)
                          partition=None,         # (centres, clusters) of GeoTTER's k-means (None: run it)
+                         temperature=None,       # the former name of cost_temperature (deprecated)
                         )->dict:                 # beta, alpha, beta_star, sigma2, tau2, scale, k, estimates
     r"$(\beta,\alpha)$ from Sec. 5.3's closed forms with $\sigma^2,\tau^2$ estimated from the batch (no labels)."
     check_scalar(k, 'k', numbers.Integral, low=1); check_bool(scale_match, 'scale_match')
     est = estimate_noise(X, Y, n_clusters=n_clusters, seed=seed, n_init=n_init, max_iter=max_iter, partition=partition)
     w, alpha = _shrinkage_weight(est['sigma2'], est['tau2']), 1 / (1 + k)
-    rho = cost_scale(X, Y, est['per_cluster']['centroid_norm'], est['assignment'], logits, temperature)
+    T = renamed(cost_temperature, temperature, 'cost_temperature', 'data_driven_defaults', 0.1)
+    rho = cost_scale(X, Y, est['per_cluster']['centroid_norm'], est['assignment'], logits, T)
     beta = fused_beta(w, rho) if scale_match else w
     return dict(beta=float(beta), alpha=float(alpha), beta_star=float(w), sigma2=est['sigma2'], tau2=est['tau2'],
                 scale=rho, k=k, estimates=est)

@@ -5,12 +5,15 @@
 # %% ../nbs/01_options.ipynb #03cbcc41
 from __future__ import annotations
 import inspect
+import sys
+import warnings
 from dataclasses import dataclass, field, fields, replace
 
 # %% auto #0
 __all__ = ['KNN_METHODS', 'BACKENDS', 'SOLVERS', 'PRESERVE_PRIOR', 'DEFAULT_REG', 'DEFAULT_RHO', 'PAPER_DEFAULTS',
-           'REFERENCE_CODE', 'METHODS', 'PRIOR_FREE', 'option', 'check_option', 'GeometryOptions', 'AdaptOptions',
-           'option_names', 'takes_options', 'split_options']
+           'REFERENCE_CODE', 'METHODS', 'PRIOR_FREE', 'FORMER_NAMES', 'option', 'check_option', 'GeometryOptions',
+           'AdaptOptions', 'PriorMatchingOptions', 'option_names', 'takes_options', 'renamed', 'current_names',
+           'split_options']
 
 # %% ../nbs/01_options.ipynb #501aca00
 def option(default,                  # the paper's default
@@ -67,8 +70,8 @@ class _Options:
 @dataclass(frozen=True)
 class GeometryOptions(_Options):
     "The options of `prepare`: what GeoTTER computes once per batch (the cost's logits, k-means partition, k-NN lists)."
-    temperature:float = option(0.1, "T of GeoTTER's cost cos/T: balance of the zero-shot cost against the cluster cost",
-                               kind=float, low=0, low_open=True, cli=('pm', 'fpm'))
+    cost_temperature:float = option(0.1, "T of GeoTTER's cost cos/T (logits given: logits * 0.01/T): balance of the zero-shot "
+                                    "cost against the cluster cost", kind=float, low=0, low_open=True, cli=True)
     beta:float|str = option(0.3, "weight of the cluster cost in [0, 1] (0: no fusion), or 'auto' (from the batch, Sec. 5.3)",
                             kind=float, low=0, high=1, auto=True, cli=True)
     k:int = option(7, "neighbours of the smoothing graph (at most n - 1 are used)", kind=int, low=1, cli=True)
@@ -102,6 +105,11 @@ class AdaptOptions(_Options):
     refine:float|None = option(None, "weight of the batch's class means in a second pass (None: 1, ramped with n, when the "
                                "ratio is unknown; else 0)", kind=float, low=0)
 
+@dataclass(frozen=True)
+class PriorMatchingOptions(_Options):
+    "The option of PM and FPM (`geotter.baselines`) that the command line offers besides the prior: their own temperature."
+    temperature:float|None = option(None, "T > 0 dividing the logits of PM and FPM (None: their own default)", kind=float, low=0, low_open=True, cli=('pm', 'fpm'))
+
 # %% ../nbs/01_options.ipynb #f2e65519
 def _defaults(*classes)->dict:
     "name -> default of every field of `classes` (the first class's where two share a name)."
@@ -111,8 +119,8 @@ def _defaults(*classes)->dict:
     return out
 
 PAPER_DEFAULTS = {k: _defaults(GeometryOptions, AdaptOptions)[k]
-                  for k in ('temperature', 'beta', 'k', 'alpha', 'steps', 'include_self', 'prior_weight')}
-REFERENCE_CODE = dict(temperature=0.1, beta=0.3, k=5, alpha=0.7, steps=1, include_self=True, prior_weight=1.0, n_init=10)
+                  for k in ('cost_temperature', 'beta', 'k', 'alpha', 'steps', 'include_self', 'prior_weight')}
+REFERENCE_CODE = dict(cost_temperature=0.1, beta=0.3, k=5, alpha=0.7, steps=1, include_self=True, prior_weight=1.0, n_init=10)
 
 # %% ../nbs/01_options.ipynb #5183484e
 METHODS = ('zs', 'pm', 'fpm', 'otter', 'sinkhorn', 'geotter', 'multi-geotter', 'geotter-unknown', 'transclip-zs', 'zlap', 'stata')
@@ -138,11 +146,41 @@ def takes_options(*classes):
         return f
     return deco
 
+FORMER_NAMES = {'temperature': 'cost_temperature', 'neighbors': 'neighbours', 'centroids': 'centres'}  # before 0.3 -> now
+
+def renamed(value,                     # the argument under its name now
+            former,                    # the argument under its former name (None: not given)
+            name:str,                  # its name now (a value of `FORMER_NAMES`)
+            caller:str,                # the function, named by the warning
+            default=None,              # the default of `value` (given too, and different: an error)
+           ):
+    "`value`, or `former` with a DeprecationWarning naming the argument's name now; both given: a `TypeError`."
+    if former is None: return value
+    old = next(k for k, v in FORMER_NAMES.items() if v == name)
+    if value is not default and value != default:
+        raise TypeError(f"{caller}() got {name}= and {old}=; {old} is the former name of {name}: pass {name} only")
+    warnings.warn(f"{caller}({old}=) is named {name}= since 0.3; pass {name}=", DeprecationWarning, stacklevel=_outside())
+    return former
+
+def _outside()->int:
+    "The `stacklevel` of the first frame outside the package, seen from the caller: the warning names the user's line."
+    f, level = sys._getframe(2), 2
+    while f is not None and f.f_globals.get('__name__', '').partition('.')[0] == 'geotter': f, level = f.f_back, level + 1
+    return level
+
+def current_names(options:dict, caller:str)->dict:
+    "`options` with each former name (`FORMER_NAMES`) replaced by its name now, with a DeprecationWarning."
+    out = dict(options)
+    for old in [k for k in out if k in FORMER_NAMES]:
+        out[FORMER_NAMES[old]] = renamed(out.pop(FORMER_NAMES[old], None), out.pop(old), FORMER_NAMES[old], caller)
+    return out
+
 def split_options(options:dict,        # option name -> value
                   *classes,            # the options dataclasses, in order of precedence
                   caller:str='geotter',# the function named by an unknown option's error
                  )->tuple:             # one dict per class
-    "`options` sorted by class (a name goes to the first class that has it); a `TypeError` for an unknown name."
+    "`options` sorted by class (a name goes to the first class that has it); a former name renamed, an unknown name a `TypeError`."
+    options = current_names(options, caller)
     names = [set(option_names(cls)) for cls in classes]
     for k in options:
         if not any(k in n for n in names): raise TypeError(f"{caller}() got an unexpected keyword argument {k!r}")

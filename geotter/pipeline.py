@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import torch
 
 from .core import *
-from .options import PAPER_DEFAULTS, PRESERVE_PRIOR
+from .options import PAPER_DEFAULTS, PRESERVE_PRIOR, renamed
 from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, _check_solver, _solve_ot
 from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, smooth_sparse, sparse_argmax, _is_dask
 from .graph import graph_smooth, neighbour_graph, _adjacency, _smooth
@@ -74,10 +74,10 @@ def _log_prior(nu:torch.Tensor, prior_weight:float, dtype:torch.dtype)->torch.Te
 # %% ../nbs/11_pipeline.ipynb #65a56d18
 class BlockCost:
     "GeoTTER's fused cost of any block of rows of X (a picklable `cost_fn(block, start, rows)` for `sparse_ot`)."
-    def __init__(self, Y, temperature:float, beta:float=0.0, table=None, clusters=None, centres=None, log_prior=None,
-                 logits=None, unit_rows:bool=False):
-        self.Y, self.temperature, self.beta, self.table, self.log_prior = Y, temperature, beta, table, log_prior
-        self.clusters, self.centres, self.logits, self.unit_rows = clusters, centres, logits, unit_rows
+    def __init__(self, Y, cost_temperature:float, beta:float=0.0, table=None, clusters=None, centres=None, log_prior=None,
+                 theta=None, unit_rows:bool=False):       # theta: (n, m) the cost's logits of every row, instead of cos/T
+        self.Y, self.cost_temperature, self.beta, self.table, self.log_prior = Y, cost_temperature, beta, table, log_prior
+        self.clusters, self.centres, self.theta, self.unit_rows = clusters, centres, theta, unit_rows
     @property
     def dtype(self)->torch.dtype: return self.Y.dtype
     def _rows(self, block, rows, idx):
@@ -91,13 +91,13 @@ class BlockCost:
         return Xb
     def __call__(self, block, start:int, rows=None)->torch.Tensor:
         idx = np.arange(start, start + len(block)) if rows is None else start + np.asarray(rows)
-        Xb = None if self.logits is not None and (not self.beta or self.clusters is not None) else self._rows(block, rows, idx)
-        theta = self.logits[torch.as_tensor(idx)] if self.logits is not None else Xb @ self.Y.T / self.temperature
+        Xb = None if self.theta is not None and (not self.beta or self.clusters is not None) else self._rows(block, rows, idx)
+        theta = self.theta[torch.as_tensor(idx)] if self.theta is not None else Xb @ self.Y.T / self.cost_temperature
         z = None if not self.beta else torch.as_tensor(self.clusters[idx]) if self.clusters is not None else nearest_centres(Xb, self.centres)
         C = fused_cost(theta, self.beta, self.table, z, self.log_prior)
         if not torch.isfinite(C.sum()):
             raise ValueError(f"the cost is not finite in rows {idx[0]}..{idx[-1]}: the logits hold NaN or overflow there "
-                             f"(a temperature or prior_weight too far from 1)")
+                             f"(a cost_temperature or prior_weight too far from 1)")
         return C
 
 # %% ../nbs/11_pipeline.ipynb #17d5e451
@@ -122,8 +122,8 @@ def _check_block(solver:str, X, cost:BlockCost):
     if X is None: raise ValueError("X is None; a block cost needs the rows it reads (X=)")
     shape, d = tuple(getattr(X, 'shape', ())), cost.Y.shape[1]
     if len(shape) != 2 or shape[1] != d: raise ValueError(f"X has shape {shape}; expected (n, {d}), the dimension of the cost's class embeddings")
-    if cost.logits is not None and shape[0] != len(cost.logits):
-        raise ValueError(f"X has {shape[0]} rows but the cost's logits {len(cost.logits)}; expected one row per sample")
+    if cost.theta is not None and shape[0] != len(cost.theta):
+        raise ValueError(f"X has {shape[0]} rows but the cost's logits {len(cost.theta)}; expected one row per sample")
 
 def _transport(C,                         # (n, m) checked cost tensor, or a `BlockCost`
                nu:torch.Tensor,           # (m,) checked prior on C's device
@@ -302,11 +302,11 @@ def _check_lists(neighbours, n:int)->torch.Tensor:
     return I
 
 # %% ../nbs/11_pipeline.ipynb #6e8a694d
-def _chunked_cost(X, Y, prior, neighbours, centres, assignment, temperature, beta, alpha, steps, prior_weight)->tuple:
+def _chunked_cost(X, Y, prior, neighbours, centres, assignment, cost_temperature, beta, alpha, steps, prior_weight)->tuple:
     "`geotter_chunked`'s inputs checked: (BlockCost, prior, neighbour lists or None, options)."
     if len(X.shape) != 2 or 0 in X.shape: raise ValueError(f"X has shape {tuple(X.shape)}; expected a non-empty (n, d) array")
     (n, d), dtype = X.shape, as_tensor(X[:0], name='X').dtype   # the dtype geotter computes in (real numbers checked, no row read)
-    o = dict(temperature=check_temperature(temperature, dtype=dtype), beta=check_scalar(beta, 'beta', low=0, high=1),
+    o = dict(cost_temperature=check_temperature(cost_temperature, 'cost_temperature', dtype=dtype), beta=check_scalar(beta, 'beta', low=0, high=1),
              alpha=check_scalar(alpha, 'alpha', low=0, high=1), steps=check_int(steps, 'steps', low=0),
              prior_weight=check_scalar(prior_weight, 'prior_weight'))
     Yn = l2_normalize(check_matrix(Y, 'Y', cols=d, dtype=dtype), 'Y')
@@ -317,17 +317,9 @@ def _chunked_cost(X, Y, prior, neighbours, centres, assignment, temperature, bet
     cent, z = check_partition(centres, assignment, n, d, ('centres', 'assignment'), dtype, Yn.device)
     lp = _log_prior(nu, o['prior_weight'], dtype)
     table = cluster_table(cent, Yn) if o['beta'] else None
-    return BlockCost(Yn, o['temperature'], o['beta'], table, z, cent, lp), nu, nb, o
+    return BlockCost(Yn, o['cost_temperature'], o['beta'], table, z, cent, lp), nu, nb, o
 
 # %% ../nbs/11_pipeline.ipynb #99fbe2d3
-def _spelling(value, former, name:str, former_name:str):
-    "An argument given under its former spelling, with a DeprecationWarning (both given: an error)."
-    if former is None: return value
-    if value is not None: raise TypeError(f"{name} and {former_name} were both given; {former_name} is its former spelling: pass {name}")
-    import warnings
-    warnings.warn(f"geotter_chunked({former_name}=) is spelled {name}= now", DeprecationWarning, stacklevel=3)
-    return former
-
 def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chunked dask array
                     Y,                # (m, d) class embeddings (a CUDA tensor: cost blocks computed there)
                     prior,            # (m,) target class prior, or 'uniform'
@@ -335,17 +327,18 @@ def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chun
                     neighbours=None,  # (n, k) k-NN indices of each row (`geotter.graph.knn_indices`)
                     centres=None,     # (K, d) k-means centres (`geotter.cluster.kmeans`)
                     assignment=None,  # (n,) k-means cluster of each row (None: nearest centre)
-                    temperature:float=0.1, beta:float=0.3, alpha:float=0.3, steps:int=1, prior_weight:float=0.0,
+                    cost_temperature:float=0.1, beta:float=0.3, alpha:float=0.3, steps:int=1, prior_weight:float=0.0,
                     chunk_rows:int=32_768, # rows per block (in-memory X)
                     n_candidates:int=16,   # classes kept per row for the exact OT
                     seed:int=0,       # seed of the OT warm-start subsamples
-                    neighbors=None, centroids=None,   # the former spellings of neighbours and centres (deprecated)
+                    neighbors=None, centroids=None, temperature=None,   # the former names of neighbours, centres, cost_temperature (deprecated)
                    )->GeoTTERResult:  # chunked result: sparse plans, no cost, the solver's certificate `ot`, timings
     "GeoTTER with the geometry given, the cost in row blocks, the exact OT through the class potentials and sparse plans."
     t0 = time.perf_counter()
-    neighbours, centres = _spelling(neighbours, neighbors, 'neighbours', 'neighbors'), _spelling(centres, centroids, 'centres', 'centroids')
+    neighbours, centres = renamed(neighbours, neighbors, 'neighbours', 'geotter_chunked'), renamed(centres, centroids, 'centres', 'geotter_chunked')
+    cost_temperature = renamed(cost_temperature, temperature, 'cost_temperature', 'geotter_chunked', 0.1)
     if not (isinstance(X, np.ndarray) or is_tensor(X) or _is_dask(X)): X = check_matrix(X, 'X').numpy()   # rows in memory
-    cost, nu, nb, o = _chunked_cost(X, Y, prior, neighbours, centres, assignment, temperature, beta, alpha, steps, prior_weight)
+    cost, nu, nb, o = _chunked_cost(X, Y, prior, neighbours, centres, assignment, cost_temperature, beta, alpha, steps, prior_weight)
     kw, setup = dict(solver='emd', chunk_rows=chunk_rows, n_candidates=n_candidates, seed=seed), time.perf_counter() - t0
     P, T, _, ot, secs = _transport_smooth(cost, nu, nb, o['alpha'], o['steps'], None, kw, X=X, smoother=_smooth_lists)
     config = dict(o, k=None if nb is None else nb.shape[1], backend='chunked', **{k: v for k, v in kw.items() if k != 'solver'})

@@ -16,7 +16,7 @@ from .core import *
 from .transport import otter, DEFAULT_REG
 from .graph import KNN_METHODS, knn_indices, _knn_options, _knn_search
 from .cluster import kmeans, lloyd, nearest_centres
-from .options import PAPER_DEFAULTS
+from .options import PAPER_DEFAULTS, current_names
 from .pipeline import cluster_table, fused_cost, transport, smooth_plan, _transport, _smooth_lists
 from .priors import em_prior, online_em_prior
 
@@ -136,22 +136,24 @@ class StreamState:
         return sum(a.numel() for a in arrs if a is not None) + 4
 
 # %% ../nbs/16_streaming.ipynb #6d183ac4
-_PAPER = ('temperature', 'beta', 'k', 'alpha', 'steps', 'include_self')
+_PAPER = ('cost_temperature', 'beta', 'k', 'alpha', 'steps', 'include_self')
 STREAM_DEFAULTS = {**{o: PAPER_DEFAULTS[o] for o in _PAPER}, **dict(
     n_clusters=None, solver='emd', reg=None, dual='batch', memory=512, decay=1.0, em_temperature=CLIP_TEMPERATURE,
     seed=0, n_init=1, knn_method='auto', warm_start=True)}
 
 def check_stream_options(options:dict,
-                         dtype:torch.dtype=torch.float64, # dtype of the class embeddings (cos/temperature is computed in it)
+                         dtype:torch.dtype=torch.float64, # dtype of the class embeddings (cos/cost_temperature is computed in it)
                         )->dict:
     "Stream options completed with `STREAM_DEFAULTS` and validated (ValueError naming the option)."
     check_type(options, 'options', dict, "a dict of stream options")
+    options = current_names(options, 'StreamingGeoTTER')    # temperature= is cost_temperature= since 0.3
     bad = set(options) - set(STREAM_DEFAULTS)
     if bad: raise ValueError(f"unknown options {sorted(bad)}; expected some of {sorted(STREAM_DEFAULTS)}")
     o = {**STREAM_DEFAULTS, **options}
-    check_temperature(o['temperature'], dtype=dtype); check_temperature(o['em_temperature'], 'em_temperature')
-    if not math.isfinite(o['temperature'] / o['em_temperature']):      # the EM posterior rescales the logits by this ratio
-        raise ValueError(f"temperature / em_temperature = {o['temperature']:g} / {o['em_temperature']:g} overflows float64; expected a smaller temperature")
+    check_temperature(o['cost_temperature'], 'cost_temperature', dtype=dtype); check_temperature(o['em_temperature'], 'em_temperature')
+    if not math.isfinite(o['cost_temperature'] / o['em_temperature']):      # the EM posterior rescales the logits by this ratio
+        raise ValueError(f"cost_temperature / em_temperature = {o['cost_temperature']:g} / {o['em_temperature']:g} overflows float64; "
+                         "expected a smaller cost_temperature")
     for nm in ('beta', 'alpha'): check_scalar(o[nm], nm, low=0, high=1)
     check_scalar(o['decay'], 'decay', low=0, high=1, low_open=True)
     for nm, low in (('k', 1), ('steps', 0), ('memory', 0), ('n_init', 1)): check_scalar(o[nm], nm, numbers.Integral, low=low)
@@ -189,7 +191,7 @@ def _decayed(st:StreamState, gamma:float)->StreamState:
 def _prior_and_centres(st:StreamState, theta, Xn, o:dict)->tuple:
     "The state with the batch in its prior estimate (unless known) and in its centres (if beta > 0); the batch's clusters."
     if not st.known_prior:
-        post = torch.softmax(theta.double() * (o['temperature'] / o['em_temperature']), 1)
+        post = torch.softmax(theta.double() * (o['cost_temperature'] / o['em_temperature']), 1)
         st = replace(st, prior=as_tensor(online_em_prior(post, st.prior, st.prior_count)), prior_count=st.prior_count + len(Xn))
     if o['beta'] == 0: return st, None
     K = st.Y.shape[0] if o['n_clusters'] is None else o['n_clusters']
@@ -256,7 +258,7 @@ class StepResult:
 # %% ../nbs/16_streaming.ipynb #9f3655e4
 def stream_step(state:StreamState,        # state before the batch
                 X,                        # (b, d) the new batch
-                logits=None,              # (b, m) logits to use instead of cos(X, Y)/temperature
+                logits=None,              # (b, m) the classifier's logits (CLIP: cos/0.01), instead of cos(X, Y)
                 **options,                # stream options, see STREAM_DEFAULTS
                ):                         # (new StreamState, StepResult)
     "One batch of streaming GeoTTER: prior, centres, transport of [bank; batch], smoothing, labels of the batch."
@@ -264,8 +266,9 @@ def stream_step(state:StreamState,        # state before the batch
     o, st = check_stream_options(options, state.Y.dtype), state
     Xt = check_matrix(X, 'X', cols=st.Y.shape[1], dtype=st.Y.dtype, device=st.Y.device)
     b, Xn = Xt.shape[0], l2_normalize(Xt, 'X')
-    theta = Xn @ st.Y.T / o['temperature'] if logits is None else \
-            check_matrix(logits, 'logits', rows=b, cols=st.Y.shape[0], dtype=Xt.dtype, device=Xt.device)
+    T = o['cost_temperature']                     # GeoTTER's logits: cos/T, or the classifier's logits * 0.01/T (as `prepare`)
+    theta = Xn @ st.Y.T / T if logits is None else \
+            check_matrix(logits, 'logits', rows=b, cols=st.Y.shape[0], dtype=Xt.dtype, device=Xt.device) * (CLIP_TEMPERATURE / T)
     st, z = _prior_and_centres(_decayed(st, o['decay']), theta, Xn, o)
     Xz, Xzn, Tz = _window(st, Xt, Xn, theta)
     P, g, w, it = _stream_transport(_window_cost(Tz, Xzn, st, o['beta'], z), st.prior, st, o, b)
@@ -318,7 +321,7 @@ def stream_predict(X,                     # (n, d) samples
                    prior='em',            # known prior, 'uniform' or 'em'
                    batch_size:int|None=None, # rows per batch (None: one batch)
                    order_seed=0,          # seed of the stream order (None: row order)
-                   logits=None,           # (n, m) logits instead of cos/temperature
+                   logits=None,           # (n, m) the classifier's logits (CLIP: cos/0.01), instead of cos(X, Y)
                    pseudo_count:float=1.0,
                    **options,             # stream options
                   ):                      # (labels (n,) in X's row order and type, the StreamingGeoTTER)

@@ -63,7 +63,8 @@ def test_adapt_help_shows_defaults_and_methods(capsys):
     code, out, _ = run(capsys, 'adapt', '--help')
     text = ' '.join(out.split())
     assert code == 0
-    for opt in ('beta', 'alpha', 'temperature'): assert f"default {PAPER_DEFAULTS[opt]:g}" in text, opt
+    for opt in ('beta', 'alpha', 'cost_temperature'): assert f"default {PAPER_DEFAULTS[opt]:g}" in text, opt
+    assert "--cost-temperature" in text and "(PM, FPM; default PM's 0.1, FPM's 1)" in text
     assert f"default {PAPER_DEFAULTS['k']})" in text and f"default {DEFAULT_REG:g})" in text and f"default {DEFAULT_RHO:g})" in text
     assert 'Sinkhorn' in text and 'OTTER' in text and 'PM, FPM' in text and '(GeoTTER/Sinkhorn)' not in text
     assert '{' + ','.join(METHODS) + '}' in text
@@ -139,7 +140,8 @@ def _bad_cases(f):
         (adapt(f, '--k', 0), ['--k']), (adapt(f, '--steps', 1.5), ['--steps']),
         (adapt(f, '--steps', 10**18), ['--steps', '<= 1000']), (adapt(f, '--steps', 2**63), ['--steps', '<= 1000']),
         (adapt(f, '--reg', -1), ['--reg']), (adapt(f, '--method', 'nope'), ['--method']),
-        *[(adapt(f, '--temperature', t), ['--temperature']) for t in ('0', '-0.1', 'nan', 'inf', '-inf', 'True', 'x')],
+        *[(adapt(f, '--cost-temperature', t), ['--cost-temperature']) for t in ('0', '-0.1', 'nan', 'inf', '-inf', 'True', 'x')],
+        *[(adapt(f, '--method', 'pm', '--temperature', t), ['--temperature']) for t in ('0', 'nan')],
         (['experiments', 'table1', '--tasks', 'nope', '--out', f / 'e'], ['--tasks nope']),
         (['experiments', 'table1', '--n-jobs', 0, '--out', f / 'e'], ['--n-jobs']),
         *[(['experiments', 'table1', '--n-jobs', j, '--out', f / 'e'], ['--n-jobs', '<= 256']) for j in (257, 10**18, 2**63)],
@@ -437,7 +439,7 @@ def test_cli_warnings_are_one_line(files, capsys):
 
 @pytest.mark.parametrize('extra, needles', [
     (['--method', 'otter', '--solver', 'sinkhorn', '--rho', '0.5'], ['--rho 0.5 was given with --solver sinkhorn', '--rho is used only by --solver unbalanced']),
-    (['--temperature', '1e-320'], ['--temperature 1e-320 is too small', 'expected --temperature >=']),
+    (['--cost-temperature', '1e-320'], ['--cost-temperature 1e-320 is too small', 'expected --cost-temperature >=']),
     (['--method', 'sinkhorn', '--reg', '1e-320'], ['sinkhorn: --reg 9.99989e-321 is out of the range']),
 ])
 def test_library_errors_name_the_option(files, capsys, extra, needles):
@@ -468,13 +470,13 @@ def test_extract_refuses_an_empty_entry_name(files, capsys):
     assert code == 2 and "name '' cannot be a store key" in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_temperature_too_large_for_the_ratio_unknown(files, capsys):
+def test_cost_temperature_too_large_for_the_ratio_unknown(files, capsys):
     "The library refuses it while adapting: the note, then one error line naming the option, exit 2."
-    code, out, err = run(capsys, *adapt(files, '--out', files / 'o.npy', '--temperature', '1e308'))
+    code, out, err = run(capsys, *adapt(files, '--out', files / 'o.npy', '--cost-temperature', '1e308'))
     assert code == 2 and 'Traceback' not in err, err
     note, error = err.splitlines()
     assert note.startswith('geotter adapt: note: no --prior'), err
-    assert error.startswith('geotter adapt: error: --temperature 1e+308 is too large') and '<= 4.49e+304' in error, err
+    assert error.startswith('geotter adapt: error: --cost-temperature 1e+308 is too large') and '<= 4.49e+304' in error, err
 
 
 def test_sentence_transformer_is_read_from_the_cache_before_the_hub(monkeypatch, capsys, tmp_path):

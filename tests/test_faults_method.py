@@ -39,7 +39,7 @@ def test_geotter_pipeline_from_its_definition(seed, beta, alpha, steps):
     Y = rng.normal(size=(m, d)); y = rng.choice(m, n, p=[.4, .3, .2, .1])
     X = Y[y] + 1.0 * rng.normal(size=(n, d))
     nu = np.array([.45, .25, .2, .1])
-    res = geotter(X, Y, nu, beta=beta, alpha=alpha, steps=steps, k=k, temperature=T)
+    res = geotter(X, Y, nu, beta=beta, alpha=alpha, steps=steps, k=k, cost_temperature=T)
     Xn, Yn = unit(X), unit(Y)
     C_ot = -np.log(softmax(Xn @ Yn.T / T))
     centres, z = kmeans(X, m, seed=0)

@@ -76,8 +76,8 @@ def test_every_method_gives_valid_labels(batch, method):
     assert labels.shape == (len(X),) and ((labels >= 0) & (labels < Y.shape[0])).all()
 
 
-BAD = [(dict(temperature=-0.1), 'temperature'), (dict(temperature=0), 'temperature'), (dict(temperature=math.nan), 'temperature'),
-       (dict(temperature=math.inf), 'temperature'), (dict(temperature=True), 'temperature'), (dict(temperature='hot'), 'temperature'),
+BAD = [(dict(cost_temperature=-0.1), 'cost_temperature'), (dict(cost_temperature=0), 'cost_temperature'), (dict(cost_temperature=math.nan), 'cost_temperature'),
+       (dict(cost_temperature=math.inf), 'cost_temperature'), (dict(cost_temperature=True), 'cost_temperature'), (dict(cost_temperature='hot'), 'cost_temperature'),
        (dict(beta=1.5), 'beta'), (dict(beta=-0.1), 'beta'), (dict(beta='best'), 'beta'), (dict(beta=math.nan), 'beta'),
        (dict(alpha=-0.1), 'alpha'), (dict(alpha=2), 'alpha'), (dict(alpha='auto-ish'), 'alpha'),
        (dict(k=0), 'k'), (dict(k=2.5), 'k'), (dict(steps=-1), 'steps'), (dict(steps=1.5), 'steps'),
@@ -194,7 +194,7 @@ def test_auto_beta_at_any_scale(f):
     "beta='auto' measures the OT cost's scale without overflow: any temperature or logit scale float64 holds gives a beta in [0, 1]."
     rng = np.random.default_rng(0)
     Y = rng.normal(size=(3, 6)); X = Y[rng.integers(3, size=30)] + 0.3 * rng.normal(size=(30, 6))
-    for kw in (dict(temperature=0.1 / f), dict(logits=X @ Y.T * f)):
+    for kw in (dict(cost_temperature=0.1 / f), dict(logits=X @ Y.T * f)):
         res = geotter(X, Y, [.2, .3, .5], beta='auto', **kw)
         assert 0 <= res.config['beta'] <= 1 and np.isfinite(res.plan).all()
         np.testing.assert_allclose(res.plan.sum(1), 1 / 30, rtol=1e-9)

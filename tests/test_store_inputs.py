@@ -162,7 +162,7 @@ def test_grid_scores_refuses_an_unknown_option_before_any_job(tmp_path):
     with pytest.raises(ValueError, match=r'bogus'): EX.grid_unit(TASK, 0.5, ks=(3,), alphas=(0.3,), max_steps=1, bogus=1)
 
 def test_grid_scores_valid_options_still_work():
-    s = EX.grid_scores([TASK], temperature=0.05, include_self=True, n_init=2, prior_weight=0.0, solver='emd', **GRID)
+    s = EX.grid_scores([TASK], cost_temperature=0.05, include_self=True, n_init=2, prior_weight=0.0, solver='emd', **GRID)
     assert len(s) == 2 and s.accuracy.between(0, 100).all()
 
 

@@ -178,7 +178,7 @@ def test_unknown_ratio_constants_are_in_nats_of_the_zero_shot_cost(T):
     rng = np.random.default_rng(4)
     n = 200
     Y = rng.normal(size=(6, 8)); y = rng.choice([0, 2, 3], n); X = Y[y] + 0.6 * rng.normal(size=(n, 8))
-    prep = prepare(X, Y, temperature=T)
+    prep = prepare(X, Y, cost_temperature=T)
     r = prep.adapt(None)
     assert r.config['rho'] == pytest.approx(UNKNOWN_RATIO['rho'] * 0.01 / T) and r.config['reg'] == pytest.approx(UNKNOWN_RATIO['reg'] * 0.01 / T)
     small, large = UNKNOWN_RATIO['refine_batch']
@@ -187,10 +187,10 @@ def test_unknown_ratio_constants_are_in_nats_of_the_zero_shot_cost(T):
     np.testing.assert_allclose(r.plan, prep.adapt(target, refine=r.config['refine'], **soft).plan, atol=1e-12)
     first = prep.adapt(target, **soft)                                      # a given prior: one pass
     assert first.config['refine'] == 0
-    theta = class_mean_logits(prep.X, prep.logits, first.plan, r.config['refine'])   # the second pass transports the refined logits
-    second = prepare(X, Y, temperature=T, logits=theta).adapt(target, **soft)
+    theta = class_mean_logits(prep.X, prep.theta, first.plan, r.config['refine'])    # the second pass transports the refined logits
+    second = prepare(X, Y, cost_temperature=T, logits=theta * T / 0.01).adapt(target, **soft)   # logits at CLIP's scale
     np.testing.assert_allclose(r.plan, second.plan, atol=1e-9)
     np.testing.assert_allclose(np.asarray(prep.ratio.target), np.asarray(estimate_label_ratio(100 * (X / np.linalg.norm(X, axis=1, keepdims=True))
                                @ (Y / np.linalg.norm(Y, axis=1, keepdims=True)).T).target), atol=1e-9)
-    assert prepare(X[:64], Y, temperature=T).adapt(None).config['refine'] == 0          # 64 samples: one pass
-    assert prepare(np.tile(X, (6, 1)), Y, temperature=T).adapt(None).config['refine'] == UNKNOWN_RATIO['refine']   # 1,200
+    assert prepare(X[:64], Y, cost_temperature=T).adapt(None).config['refine'] == 0          # 64 samples: one pass
+    assert prepare(np.tile(X, (6, 1)), Y, cost_temperature=T).adapt(None).config['refine'] == UNKNOWN_RATIO['refine']   # 1,200

@@ -177,12 +177,12 @@ class PosteriorModel:
         return like_input(Q, self.logits)
 
 # %% ../../nbs/studies/36_calibration.ipynb #87660b0f
-def _geotter_models(methods, task, prior, temperature, seed, **kw)->dict:
+def _geotter_models(methods, task, prior, cost_temperature, seed, **kw)->dict:
     "GeoTTER's plan posterior and its fused-cost maps (duals or refitted shift, smoothed), from one prepared batch."
     geometry, transport = split_options(kw)
-    prep = prepare_task(task, temperature, seed=seed, **geometry)
+    prep = prepare_task(task, cost_temperature=cost_temperature, seed=seed, **geometry)
     r = prep.adapt(prior, **transport)
-    c, s = r.config, temperature / ZS_TEMPERATURE                       # s: back to the zero-shot logit scale
+    c, s = r.config, cost_temperature / ZS_TEMPERATURE                  # s: back to the zero-shot logit scale
     z = -s * np.asarray(r.cost, dtype=np.float64)
     smooth = c['alpha'] < 1 and c['steps'] > 0
     sm = dict(graph=prep.graph(c['k']) if smooth else None, alpha=c['alpha'], steps=c['steps'])
@@ -206,7 +206,7 @@ def _otter_model(method, theta, prior)->PosteriorModel:
 def posterior_models(task:Task,         # the batch (labels unused)
                      methods=POSTERIORS,# names from POSTERIORS
                      prior=None,        # (m,) target prior (default: the task's label ratio, as in the paper)
-                     temperature:float=PAPER_DEFAULTS['temperature'], # GeoTTER's T (its logits cos/T)
+                     cost_temperature:float=PAPER_DEFAULTS['cost_temperature'], # GeoTTER's T (its logits cos/T)
                      seed:int=0,        # GeoTTER's k-means seed
                      **kw,              # further GeoTTER options (beta, k, alpha, steps, ...)
                     )->dict:            # method -> PosteriorModel
@@ -220,7 +220,7 @@ def posterior_models(task:Task,         # the batch (labels unused)
     theta = np.asarray(task.zero_shot_logits(ZS_TEMPERATURE), dtype=np.float64)
     out = {m: _otter_model(m, theta, prior) for m in methods if not m.startswith('geotter')}
     geo = [m for m in methods if m.startswith('geotter')]
-    if geo: out |= _geotter_models(geo, task, prior, temperature, seed, **kw)
+    if geo: out |= _geotter_models(geo, task, prior, cost_temperature, seed, **kw)
     return {m: out[m] for m in methods}
 
 # %% ../../nbs/studies/36_calibration.ipynb #4aed4a1c

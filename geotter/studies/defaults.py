@@ -15,9 +15,8 @@ __all__ = ['defaults_on_task']
 
 # %% ../../nbs/studies/38_defaults.ipynb #36f057ab
 def defaults_on_task(task:Task,                  # embeddings and/or logits (labels unused)
-                     temperature:float=PAPER_DEFAULTS['temperature'], # GeoTTER's T
-                     **kwargs,                   # further `data_driven_defaults` options (k, n_clusters, seed, ...)
+                     **kwargs,                   # `data_driven_defaults` options (cost_temperature, k, n_clusters, seed, ...)
                     )->dict:
     "`data_driven_defaults` on GeoTTER's inputs for a `Task` (its embeddings, or logit features for a logit-only task)."
-    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits, temperature)
-    return data_driven_defaults(X, Y, L, temperature=temperature, **kwargs)
+    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits)
+    return data_driven_defaults(X, Y, L, **kwargs)

@@ -48,21 +48,19 @@ __all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'ME
 
 # %% ../../nbs/studies/30_experiments.ipynb #4a3dfd04
 def prepare_task(task:Task,            # embeddings and/or logits (labels unused)
-                 temperature:float=PAPER_DEFAULTS['temperature'],
-                 **geometry,           # further `prepare` options (beta, k, n_clusters, seed, ...)
+                 **geometry,           # `prepare` options (cost_temperature, beta, k, n_clusters, seed, ...)
                 )->Prepared:
-    "`prepare` on a `Task`: its embeddings or, for a logit-only task, its logit features."
-    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits, temperature)
-    return prepare(X, Y, temperature=temperature, logits=L, **geometry)
+    "`prepare` on a `Task`: its embeddings or, for a logit-only task, its logit features and its logits."
+    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits)
+    return prepare(X, Y, logits=L, **geometry)
 
 def geotter_on_task(task:Task,          # embeddings and/or logits (labels unused)
                     prior,              # (m,) target prior or 'uniform'
-                    temperature:float=PAPER_DEFAULTS['temperature'],
-                    **options,          # further `geotter` options (beta, k, alpha, steps, seed, ...)
+                    **options,          # `geotter` options (cost_temperature, beta, k, alpha, steps, seed, ...)
                    )->GeoTTERResult:
     "GeoTTER on a `Task`: on its embeddings or, for a logit-only task, on its logit features."
     geometry, transport = split_options(options)
-    return prepare_task(task, temperature, **geometry).adapt(prior, **transport)
+    return prepare_task(task, **geometry).adapt(prior, **transport)
 
 # %% ../../nbs/studies/30_experiments.ipynb #4a085158
 def _prior_free(method:str, task:Task, **kwargs)->np.ndarray:
@@ -491,13 +489,13 @@ def config_grid(betas=GRID_BETA, ks=GRID_K, alphas=GRID_ALPHA)->pd.DataFrame:
 def grid_prepare(task:Task,             # the batch
                  seed:int=0,            # k-means seed
                  ks=GRID_K,             # neighbourhood sizes the geometry must serve
-                 temperature:float=PAPER_DEFAULTS['temperature'],
+                 cost_temperature:float=PAPER_DEFAULTS['cost_temperature'],
                  include_self:bool=PAPER_DEFAULTS['include_self'],
                  **geometry,            # further `prepare` options (n_clusters, n_init, knn_method)
                 )->Prepared:            # neighbour lists for max(ks) already searched
     "The task's prepared geometry for one seed: k-means partition and the k-NN lists for the largest k of the grid."
     ks = _check_items(ks, 'ks', 'neighbourhood sizes')
-    prep = prepare_task(task, temperature, k=max(ks), seed=seed, include_self=include_self, **geometry)
+    prep = prepare_task(task, cost_temperature=cost_temperature, k=max(ks), seed=seed, include_self=include_self, **geometry)
     prep.neighbours(max(ks))
     return prep
 
@@ -524,7 +522,7 @@ def grid_unit(task:Task,                # the batch (labels are used only to sco
               ks=GRID_K,                # neighbourhood sizes
               alphas=GRID_ALPHA,        # smoothing weights
               max_steps:int=max(MULTI_STEPS), # smoothing steps L = 1..max_steps
-              temperature:float=PAPER_DEFAULTS['temperature'],
+              cost_temperature:float=PAPER_DEFAULTS['cost_temperature'],
               include_self:bool=PAPER_DEFAULTS['include_self'],
               prepared:Prepared|None=None, # `grid_prepare(task, seed, ...)` to reuse (None: prepare here)
               **kwargs,                 # further GeoTTER options (prior_weight, n_init, ...)
@@ -535,7 +533,7 @@ def grid_unit(task:Task,                # the batch (labels are used only to sco
     alphas = _check_items(alphas, 'alphas', 'smoothing weights')
     if prepared is not None and not isinstance(prepared, Prepared):
         raise InputTypeError(f"prepared is a {type(prepared).__name__}; expected None or the Prepared of grid_prepare(task, seed, ...)")
-    prep = grid_prepare(task, seed, ks, temperature, include_self, **geometry) if prepared is None else prepared
+    prep = grid_prepare(task, seed, ks, cost_temperature, include_self, **geometry) if prepared is None else prepared
     if prep.n != len(task.labels) or prep.config['seed'] != seed:
         raise ValueError(f"prepared has n={prep.n}, seed={prep.config['seed']}; expected n={len(task.labels)}, seed={seed}")
     P = as_tensor(prep.adapt(task.prior, alpha=1.0, beta=beta, **transport).ot_plan)
@@ -559,7 +557,7 @@ def grid_scores(tasks:list,             # Task objects
                 backend:str|None=None,  # joblib backend: None (default, loky), 'threading', 'dask', ...
                 progress:bool=True,
                 groups:dict|None=None,  # task name -> LODO group (default: `dataset_key`)
-                **kwargs,               # further `grid_unit` options (temperature, include_self, ...)
+                **kwargs,               # further `grid_unit` options (cost_temperature, include_self, ...)
                )->pd.DataFrame:         # one row per task, beta, k, alpha, steps, seed
     "GeoTTER's scores on the (beta, k, alpha, L) grid for every task and seed, cached per (task, beta, seed)."
     from joblib import delayed

@@ -40,11 +40,11 @@ def marginal_errors(plan,               # (n, m) plan, rows summing to 1/n
 # %% ../../nbs/studies/34_marginals.ipynb #be80db1a
 def batch_parts(task:Task,               # the batch (embeddings or logits)
                 seed:int=0,              # k-means seed
-                temperature:float=PAPER_DEFAULTS['temperature'], beta:float=PAPER_DEFAULTS['beta'],
+                cost_temperature:float=PAPER_DEFAULTS['cost_temperature'], beta:float=PAPER_DEFAULTS['beta'],
                 k:int=PAPER_DEFAULTS['k'], include_self:bool=PAPER_DEFAULTS['include_self'],
                )->Prepared:              # logits, k-means partition and k-NN graph, computed once
     "GeoTTER's prepared geometry of a batch, reused for every prior and transport option."
-    return prepare_task(task, temperature, beta=beta, k=k, include_self=include_self, seed=seed)
+    return prepare_task(task, cost_temperature=cost_temperature, beta=beta, k=k, include_self=include_self, seed=seed)
 
 def geotter_labels(parts:Prepared,       # `batch_parts` output
                    prior,                # (m,) prior supplied to GeoTTER

@@ -31,8 +31,7 @@ def stream_on_task(task:Task,             # embeddings and/or logits (labels unu
                    **options,             # stream options
                   )->np.ndarray:          # (n,) labels in the task's row order
     "Streaming GeoTTER on a `Task`: on its embeddings or, for a logit-only task, on its logit features."
-    T = options.get('temperature', STREAM_DEFAULTS['temperature'])
-    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits, T)
+    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits)
     return np.asarray(stream_predict(X, Y, prior, batch_size, order_seed, L, **options)[0])
 
 # %% ../../nbs/studies/35_streaming.ipynb #04332572
@@ -186,7 +185,7 @@ def sinkhorn_ablation(task:Task,          # labels used only to score
                       reg:float=0.01,     # entropic weight of every variant
                      )->list:             # rows: task, variant, batch_size, accuracy, iterations, seconds
     "Streaming GeoTTER with Sinkhorn and no bank: cold vs warm starts vs the running dual, known prior."
-    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits, STREAM_DEFAULTS['temperature'])
+    X, Y, L = geotter_inputs(check_task(task).X, task.Y, task.logits)
     rows = []
     for bs in batch_sizes:
         for name, opts in variants.items():
