@@ -181,6 +181,14 @@ def test_readme_up_to_date():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"README.md is stale: run `python docs/readme.py`\n{r.stdout[-3000:]}{r.stderr[-2000:]}"
 
+def test_readme_commands_run_as_written():
+    """Every command README.md quotes (in backticks or a shell block) that runs Python, pytest or nbdev names the
+    repository's environment (`.venv/bin/`, which the install lines create), so that it runs as written from a fresh clone."""
+    text = (ROOT / 'README.md').read_text()
+    quoted = re.findall(r'`([^`\n]+)`', text) + re.findall(r'^(?:python|pytest|nbdev_)[^\n]*$', text, re.M)
+    bare = [q for q in quoted if re.match(r'(python3? (?!-m venv)|pytest |nbdev_[a-z]+ )', q)]
+    assert not bare, f"commands without .venv/bin/: {bare}"
+
 def test_readme_outputs_are_what_its_code_prints():
     "Every printed output committed under a code cell of nbs/index.ipynb (the README's Quick start) is what the cells print."
     import contextlib, io, json
