@@ -25,7 +25,7 @@ def _dense(L, n:int)->torch.Tensor:
     return check_matrix(L, 'L', rows=n, cols=n, dtype=torch.float64)
 
 def _solve(H:torch.Tensor, T:torch.Tensor, mu:float, what:str)->torch.Tensor:
-    "$H^{-1}T$, or a `ValueError` naming `mu` if $H$ overflowed, is singular, or too ill-conditioned for the solve to hold ($\lVert HX-T\rVert>10^{-6}\lVert T\rVert$)."
+    r"$H^{-1}T$, or a `ValueError` naming `mu` if $H$ overflowed, is singular, or too ill-conditioned for the solve to hold ($\lVert HX-T\rVert>10^{-6}\lVert T\rVert$)."
     if not torch.isfinite(H).all(): raise ValueError(f"{what} overflows float64 at mu={mu:g}; expected a smaller mu (or L)")
     try: S = torch.linalg.solve(H, T)
     except torch.linalg.LinAlgError: raise ValueError(f"{what} is singular at mu={mu:g}; expected mu and L that make it invertible") from None
