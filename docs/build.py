@@ -40,7 +40,23 @@ def _nbdev():
     from nbdev.process import NBProcessor
     from nbdev.frontmatter import _md2dict
     from nbdev.doclinks import nbglob, _nbpath2html
+    _see_also_section()
     return get_config(), P, NBProcessor, _md2dict, nbglob, _nbpath2html
+
+def _see_also_section():
+    """Teach fastcore's numpydoc parser (used by `show_doc`) the 'See Also' section: it lists its sections by
+    splitting one string on spaces, so 'See Also' became two unknown words and every such section warned."""
+    from fastcore.docscrape import NumpyDocString
+    NumpyDocString.sections.setdefault('See Also', [])
+
+def _forward(caught, where:str, warn):
+    "The Python warnings recorded while building `where` (a notebook, an API entry), as build warnings, once each."
+    seen = set()
+    for w in caught:
+        key = (w.category.__name__, str(w.message), w.filename, w.lineno)
+        if key in seen: continue
+        seen.add(key)
+        warn(f"{where}: {w.category.__name__}: {w.message} ({Path(w.filename).name}:{w.lineno})")
 
 _DIRECTIVE = re.compile(r'^\s*#\|')   # directive lines nbdev leaves in (Quarto options; directive-only cells)
 
@@ -277,17 +293,26 @@ def api_page(cfg, pages, modules, link):
         for n in names:
             obj = getattr(mod, n, None)
             if not (callable(obj) and getattr(obj, '__module__', modname) == modname): continue
-            try: md = show_doc(obj, name=n)._repr_markdown_()
-            except Exception as e:
-                log.warning('API page: show_doc(%s.%s) failed (%s)', modname, n, e); continue
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                try: md = show_doc(obj, name=n)._repr_markdown_()
+                except Exception as e: md = e
+            _forward(caught, f'API page, {modname}.{n}', log.warning)
+            if isinstance(md, Exception):
+                log.warning('API page: show_doc(%s.%s) failed (%s)', modname, n, md); continue
             md = showdoc_md(md, prefix=modname.replace('.', '-') + '-')
             if page and any(a == _anchor(n) for _, a in page.anchors): md += f"\n\n[Explained in {page.title} →]({nbpage}#{_anchor(n)})"
             out.append(md)
             if isinstance(obj, type):
                 for mn, m in vars(obj).items():
                     if mn.startswith('_') or not (callable(m) or isinstance(m, property)): continue
-                    try: mmd = show_doc(getattr(obj, mn) if callable(m) else m, name=f"{n}.{mn}", title_level=4)._repr_markdown_()
-                    except Exception: continue
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter('always')
+                        try: mmd = show_doc(getattr(obj, mn) if callable(m) else m, name=f"{n}.{mn}", title_level=4)._repr_markdown_()
+                        except Exception as e: mmd = e
+                    _forward(caught, f'API page, {modname}.{n}.{mn}', log.warning)
+                    if isinstance(mmd, Exception):
+                        log.warning('API page: show_doc(%s.%s.%s) failed (%s)', modname, n, mn, mmd); continue
                     out.append(showdoc_md(mmd, prefix=modname.replace('.', '-') + '-'))
     return '\n\n'.join(out) + '\n'
 
@@ -373,13 +398,14 @@ def process_notebook(f, rel_md, src, warn=None):
     f = Path(f)
     nb = read_nb(f); nb.path_ = str(f)
     raw = [dict(c) for c in nb.cells]
-    with warnings.catch_warnings(record=True):
+    with warnings.catch_warnings(record=True) as caught:        # counted below, not dropped
         warnings.simplefilter('always')
         proc = NBProcessor(nb=nb, procs=_procs(P, f.name, warn))
         fm, _ = _title(proc.nb.cells, md2dict, f, warn)
         try: proc.process()
         except Exception as e:
             raise SystemExit(f"{f.name}: nbdev processing failed ({type(e).__name__}: {e})") from e
+    _forward(caught, f.name, warn)
     os.chdir(ROOT)     # notebooks may chdir while their cells run
     (Path(src) / rel_md).parent.mkdir(parents=True, exist_ok=True)
     page = Page(f, rel_md, proc.nb, fm, Path(src) / Path(rel_md).parent / (Path(rel_md).stem + '_files'))
@@ -434,7 +460,10 @@ def build(out=None, strict=False, install=True, quiet=False):
     yml.write_text(yaml.safe_dump(mkdocs_config(cfg, nav, src, site), sort_keys=False, allow_unicode=True))
     if site.exists(): shutil.rmtree(site)
     os.environ.setdefault('NO_MKDOCS_2_WARNING', '1')
-    mk_build(load_config(config_file=str(yml)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        mk_build(load_config(config_file=str(yml)))
+    _forward(caught, 'mkdocs', warn)
 
     logging.getLogger().removeHandler(warns)
     manifest = dict(site=str(site), seconds=round(time.perf_counter() - t0, 1),

@@ -8,6 +8,7 @@ import math
 import numbers
 import warnings
 
+import numpy as np
 import torch
 
 from .core import Array, check_bool, check_choice, check_int, check_matrix, check_prior, check_scalar, check_temperature, like_input
@@ -283,21 +284,57 @@ def _fenchel_fixed_point(s:torch.Tensor,   # (n, m) scores s_i = w⊙θ_i/T
 # %% ../nbs/02_baselines.ipynb #7f5e661e
 V_MAX = 20.0   # |log w| <= 20: weights within e^±20, far beyond any attainable prior's
 
-def _weights_objective(base, nu, temperature, lam, objective, state, inner_max_iter=100, inner_tol=1e-12):
-    "v -> (g, ∇g, error) for p*_i = fixed point at s_i = e^v ⊙ base_i / T; `state` keeps the warm start."
+def _warm_fixed_point(s, nu, lam, state:dict, inner_max_iter:int, inner_tol:float)->torch.Tensor:
+    "The fixed point p* at scores s, warm-started from the last one kept in `state` (afresh if that start fails)."
+    z0 = state.get('z')
+    p, state['z'], ok = _fenchel_fixed_point(s, nu, lam, z0, inner_max_iter, inner_tol)
+    if not ok and z0 is not None:                                        # the warm start failed: start afresh
+        p, state['z'], _ = _fenchel_fixed_point(s, nu, lam, None, inner_max_iter, inner_tol)
+    return p
+
+def _weights_objective(base, nu, temperature, lam, state, inner_max_iter=100, inner_tol=1e-12):
+    "v -> (g, ∇g, error) of the batch objective, p*_i the fixed point at s_i = e^v ⊙ base_i / T; `state` keeps the warm start."
     n = base.shape[0]
     def fun(v):
         s = base * torch.exp(v.clamp(-V_MAX, V_MAX)) / temperature      # bounded weights keep the inner Newton cheap
-        z0 = state.get('z')
-        p, state['z'], ok = _fenchel_fixed_point(s, nu, lam, z0, inner_max_iter, inner_tol)
-        if not ok and z0 is not None:                                    # the warm start failed: start afresh
-            p, state['z'], _ = _fenchel_fixed_point(s, nu, lam, None, inner_max_iter, inner_tol)
-        r = (p.mean(0) - nu).expand_as(p) if objective == 'batch' else p - nu
-        loss = 0.5 * (r[0] ** 2).sum() if objective == 'batch' else 0.5 * (r ** 2).sum(1).mean()
+        p = _warm_fixed_point(s, nu, lam, state, inner_max_iter, inner_tol)
+        r = (p.mean(0) - nu).expand_as(p)
         Jr = p * r - p * (p * r).sum(1, keepdim=True)
         grad = (s * _solve_hessian(p, lam, Jr / n)).sum(0) * (v.abs() < V_MAX)   # the clamped weights do not move s
-        return loss, grad, r[0].abs().max() if objective == 'batch' else grad.abs().max()
+        return 0.5 * (r[0] ** 2).sum(), grad, r[0].abs().max()
     return fun
+
+def _sample_objective(base, nu, temperature, lam, state, inner_max_iter=100, inner_tol=1e-12):
+    "w (numpy, >= 0) -> (g, ∇_w g) of the per-sample objective ½ mean_i ‖p*_i − ν‖², p*_i the fixed point at s_i = w ⊙ base_i / T."
+    n = base.shape[0]
+    def fun(w):
+        s = base * torch.from_numpy(w).to(base) / temperature
+        p = _warm_fixed_point(s, nu, lam, state, inner_max_iter, inner_tol)
+        r = p - nu
+        Jr = p * r - p * (p * r).sum(1, keepdim=True)
+        grad = (base / temperature * _solve_hessian(p, lam, Jr / n)).sum(0)
+        return (0.5 * (r ** 2).sum(1).mean()).item(), grad.cpu().numpy()
+    return fun
+
+def _projected_gradient(w, grad, upper:float):
+    "The gradient with the components that point out of the box [0, upper] at an active bound set to 0."
+    return np.where(((w <= 0) & (grad > 0)) | ((w >= upper) & (grad < 0)), 0.0, grad)
+
+def _lbfgs_box(fun,            # w (m,) numpy -> (loss, grad (m,)) in float64
+               w0:np.ndarray,  # (m,) starting point inside the box
+               upper:float,    # 0 <= w_j <= upper
+               max_iter:int, tol:float,
+               caller:str, hint:str)->np.ndarray:  # (m,) final w
+    "Minimise `fun` over the box by L-BFGS-B until the projected gradient is <= tol; warns if it stops short."
+    from scipy.optimize import minimize                                 # imported by the one solver that needs it
+    res = minimize(fun, w0, jac=True, method='L-BFGS-B', bounds=[(0.0, upper)] * len(w0),
+                   options=dict(maxiter=max_iter, ftol=0.0, gtol=tol))
+    err = np.abs(_projected_gradient(res.x, fun(res.x)[1], upper)).max()
+    if err > tol:
+        why = f'max_iter={max_iter} iterations' if res.nit >= max_iter else 'L-BFGS-B stalled'
+        warnings.warn(f"{caller} did not converge: projected gradient {err:.3g} > tol={tol:g} after {why}; "
+                      f"increase max_iter or tol ({hint})")
+    return res.x
 
 # %% ../nbs/02_baselines.ipynb #ae52f523
 def _jvp(p, x): return p * x - p * (p * x).sum(1, keepdim=True)    # J_i x_i row-wise, J = diag(p) − ppᵀ
@@ -331,6 +368,27 @@ def _finish_batch(theta, nu, T, lam, v, tol, inner_max_iter, inner_tol, max_step
         v, (s, p, r) = v + t * d, nr
     return v
 
+# %% ../nbs/02_baselines.ipynb #fed9054f
+_UNATTAINABLE = 'a prior with zero entries, or logits of mixed sign, may be unattainable'
+
+def _batch_weights(theta, nu, T, lam, max_iter, tol, inner_max_iter, inner_tol)->torch.Tensor:
+    "w (m,) with mean_i p*_i = ν: L-BFGS on v = log w, finished by Gauss–Newton if it stops short; warns if both do."
+    fun = _weights_objective(theta, nu, T, lam, {}, inner_max_iter, inner_tol)
+    v = _lbfgs(fun, theta.new_zeros(theta.shape[1]), max_iter, tol, 'fenchel_prior_matching', _UNATTAINABLE, warn=False)
+    if not (err := fun(v)[2]) <= tol:                                   # L-BFGS stopped short: Gauss–Newton finishes
+        v = _finish_batch(theta, nu, T, lam, v, tol, inner_max_iter, inner_tol, max_iter)
+        if not (err := fun(v)[2]) <= tol: warnings.warn(f"fenchel_prior_matching did not converge: error {err.item():.3g} > tol={tol:g} "
+                                                   f"after max_iter={max_iter} L-BFGS iterations and as many Gauss–Newton steps; increase max_iter or tol ({_UNATTAINABLE})")
+    return torch.exp(v.clamp(-V_MAX, V_MAX))
+
+def _sample_weights(theta, nu, T, lam, max_iter, tol, inner_max_iter, inner_tol)->torch.Tensor:
+    "w (m,) minimising ½ mean_i ‖p*_i − ν‖² over 0 <= w_j <= e^V_MAX by L-BFGS-B; warns if every w_j is 0."
+    fun = _sample_objective(theta, nu, T, lam, {}, inner_max_iter, inner_tol)
+    w = _lbfgs_box(fun, np.ones(theta.shape[1]), math.exp(V_MAX), max_iter, tol, 'fenchel_prior_matching', 'the per-sample objective is not convex')
+    if not w.any(): warnings.warn("fenchel_prior_matching(objective='sample'): every weight is 0 at the minimum, so every row is the same "
+                                  "vector and the arg-max ignores the logits; objective='batch' matches the prior and keeps them")
+    return torch.from_numpy(w).to(theta)
+
 # %% ../nbs/02_baselines.ipynb #cdc086da
 def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: cos/0.01)
                            prior,           # (m,) target prior ν (sums to 1), or 'uniform'
@@ -350,8 +408,8 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
     (Sec. 3.2 and Prop. 4.1 of [1]; the maximiser of $\langle\mathbf s_i,\mathbf p\rangle+H(\mathbf p)-\frac\lambda2\lVert\mathbf p-\boldsymbol\nu\rVert^2$
     on the simplex, found row-wise by Newton's method), with $\mathbf w>0$ fitted by L-BFGS on $\log\mathbf w$ (finished by
     Gauss–Newton when needed) so that $\frac1n\sum_i\mathbf p^\star_i=\boldsymbol\nu$ (`objective='batch'`), or minimising the
-    paper's per-sample $\frac1n\sum_i\frac12\lVert\mathbf p^\star_i-\boldsymbol\nu\rVert^2$ (`objective='sample'`, which flattens every
-    prediction towards $\boldsymbol\nu$). Computed in float64 whatever the input dtype. Classes with $\nu_j=0$ get probability 0.
+    paper's per-sample $\frac1n\sum_i\frac12\lVert\mathbf p^\star_i-\boldsymbol\nu\rVert^2$ over $\mathbf w\ge0$ by L-BFGS-B
+    (`objective='sample'`, which flattens every prediction towards $\boldsymbol\nu$; a warning says when every $w_j$ is 0). Computed in float64 whatever the input dtype. Classes with $\nu_j=0$ get probability 0.
 
     Parameters
     ----------
@@ -368,7 +426,7 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
     max_iter : int, default 500
         L-BFGS iterations at most; with the batch objective, then as many Gauss–Newton steps at most.
     tol : float, default 1e-6
-        Stop when $\max_j|\frac1n\sum_ip^\star_{ij}-\nu_j|\le$ `tol` ('batch') or $\max|\nabla_{\log\mathbf w}|\le$ `tol` ('sample');
+        Stop when $\max_j|\frac1n\sum_ip^\star_{ij}-\nu_j|\le$ `tol` ('batch') or the projected gradient $\max|\nabla_{\mathbf w}|\le$ `tol` ('sample');
         otherwise a warning names `max_iter`.
     inner_max_iter : int, default 100
         Newton steps at most for each fixed point.
@@ -405,15 +463,8 @@ def fenchel_prior_matching(logits:Array,    # (n, m) zero-shot logits θ (CLIP: 
     tol = check_scalar(tol, 'tol', low=0, low_open=True); inner_max_iter = check_int(inner_max_iter, 'inner_max_iter', low=1)
     inner_tol = check_scalar(inner_tol, 'inner_tol', low=0, low_open=True)
     sup = nu > 0; theta, nu = theta[:, sup], nu[sup]          # classes left out of the prior get probability 0
-    state = {}
-    fun = _weights_objective(theta, nu, temperature, lam, objective, state, inner_max_iter, inner_tol)
-    hint = 'a prior with zero entries, or logits of mixed sign, may be unattainable'
-    v = _lbfgs(fun, theta.new_zeros(theta.shape[1]), max_iter, tol, 'fenchel_prior_matching', hint, warn=objective == 'sample')
-    if objective == 'batch' and not (err := fun(v)[2]) <= tol:             # L-BFGS stopped short: Gauss–Newton finishes
-        v = _finish_batch(theta, nu, temperature, lam, v, tol, inner_max_iter, inner_tol, max_iter)
-        if not (err := fun(v)[2]) <= tol: warnings.warn(f"fenchel_prior_matching did not converge: error {err.item():.3g} > tol={tol:g} "
-                                                   f"after max_iter={max_iter} L-BFGS iterations and as many Gauss–Newton steps; increase max_iter or tol ({hint})")
-    w = torch.exp(v.clamp(-V_MAX, V_MAX))
+    fit = _sample_weights if objective == 'sample' else _batch_weights
+    w = fit(theta, nu, temperature, lam, max_iter, tol, inner_max_iter, inner_tol)
     P, _, ok = _fenchel_fixed_point(theta * w / temperature, nu, lam, None, inner_max_iter, inner_tol)
     if not ok: warnings.warn(f"fenchel_prior_matching: the fixed point did not converge in inner_max_iter="
                              f"{inner_max_iter} Newton steps; increase inner_max_iter or inner_tol")

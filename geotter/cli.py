@@ -4,7 +4,7 @@
 
 # %% ../nbs/40_cli.ipynb #a304baf0
 from __future__ import annotations
-import argparse, ast, functools, importlib, importlib.util, math, os, re, sys, textwrap, warnings
+import argparse, ast, functools, importlib, importlib.util, math, os, re, sys, textwrap, threading, time, warnings
 from dataclasses import fields
 from pathlib import Path
 
@@ -15,13 +15,13 @@ from .options import GeometryOptions, AdaptOptions, PriorMatchingOptions, METHOD
 from .store import NAME_MAX, STORE_ENV, atomic_write, max_name_bytes, scratch_path, store_root
 
 # %% auto #0
-__all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'DEMO_CPU_SECONDS',
-           'GEOTTER_METHODS', 'MAX_STEPS', 'RENAMED_NOTE', 'UNKNOWN_NOTE', 'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES',
-           'MAX_JOBS', 'registered_names', 'UsageError', 'check_number', 'check_output_file', 'check_output_dir',
-           'write_output', 'load_array', 'normalise_prior', 'load_demo_task', 'results_dir', 'imbalance',
-           'task_summary', 'plot_results', 'demo_tables', 'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs',
-           'save_labels', 'adapt_files', 'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract',
-           'main']
+__all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'RATIO_NOTE', 'DEMO_CPU_SECONDS',
+           'UNMEASURED_SECONDS', 'GEOTTER_METHODS', 'MAX_STEPS', 'RENAMED_NOTE', 'UNKNOWN_NOTE', 'EXPERIMENTS',
+           'EXPERIMENT_HELP', 'TABLES', 'MAX_JOBS', 'registered_names', 'UsageError', 'check_number',
+           'check_output_file', 'check_output_dir', 'write_output', 'load_array', 'normalise_prior', 'load_demo_task',
+           'results_dir', 'imbalance', 'task_summary', 'plot_results', 'demo_tables', 'demo_estimate', 'demo',
+           'check_option', 'check_adapt_inputs', 'save_labels', 'adapt_files', 'resolve_tasks', 'run_experiment',
+           'experiment_tables', 'check_extract', 'main']
 
 # %% ../nbs/40_cli.ipynb #11cf738d
 def _literal(node):
@@ -254,17 +254,28 @@ def task_summary(task)->str:
     return f"{task.name}: {len(task.labels)} samples, {task.n_classes} classes, {kind}; {imbalance(task.prior)}"
 
 # %% ../nbs/40_cli.ipynb #56d6f8a7
+RATIO_NOTE = '* given the true label ratio; the other methods read none (estimated, or not used)'
+
+def _reads_ratio(method:str)->bool:
+    "Whether a Table 1 method is given the task's true label ratio in the demo (all but the prior-free ones)."
+    return method not in PRIOR_FREE + ('geotter-nolr',)
+
 def plot_results(results, path=None):
-    "Seaborn bar chart of accuracy and balanced accuracy by method and task; saved to `path` if given."
+    "Horizontal bars of accuracy and balanced accuracy by method (* given the true ratio), one panel per task; saved to `path` if given."
     from geotter.core import check_frame
     check_frame(results, 'results', ('task', 'method', 'accuracy', 'balanced_accuracy'), 'the rows of `run_benchmark`')
     import matplotlib.pyplot as plt; import seaborn as sns
     from geotter.studies.experiments import COLUMN_LABELS
-    long = results.assign(method=results.method.map(lambda m: COLUMN_LABELS.get(m, m))).melt(
+    label = lambda m: COLUMN_LABELS.get(m, m) + (' *' if _reads_ratio(m) else '')
+    long = results.assign(method=results.method.map(label)).melt(
         id_vars=['task', 'method'], value_vars=['accuracy', 'balanced_accuracy'], var_name='metric')
-    g = sns.catplot(long, x='method', y='value', hue='metric', col='task', kind='bar', height=3.6, aspect=1.5, sharey=False)
-    g.set_axis_labels('', 'score (%)'); g.set_xticklabels(rotation=30)
-    g.figure.suptitle('Test-time label-distribution adaptation (true label ratio as prior)', y=1.03)
+    long['metric'] = long.metric.str.replace('_', ' ')
+    rows = results.method.nunique()
+    g = sns.catplot(long, y='method', x='value', hue='metric', col='task', kind='bar', orient='h',
+                    height=1.2 + 0.32 * rows, aspect=4.2 / (1.2 + 0.32 * rows), sharex=False)
+    g.set_axis_labels('score (%)', ''); g.set_titles('{col_name}')
+    g.figure.suptitle('Accuracy and balanced accuracy of each method', y=1.02)
+    g.figure.text(0.01, -0.01, RATIO_NOTE, fontsize=8, va='top')
     if path is not None: write_output(path, lambda f: g.figure.savefig(f, format='png', dpi=120, bbox_inches='tight'))
     plt.close(g.figure)
     return g.figure
@@ -294,22 +305,50 @@ def demo_estimate(tasks, methods)->str:
             + (f" for the {len(known)} measured" if len(known) < n else '') + " (bench/demo_time.py)")
 
 # %% ../nbs/40_cli.ipynb #a7c1d005
-def _tick(bar, stop):
-    "Redraw `bar` every second (its clock moves during a long job) until `stop` is set."
-    while not stop.wait(1): bar.refresh()
+UNMEASURED_SECONDS = 1.0     # a job missing from DEMO_CPU_SECONDS counts this much work on the progress bar
 
-def _run_jobs(loaded, methods, progress:bool):
-    "`run_benchmark` one job at a time, under a bar that names the job running and whose clock ticks every second."
-    import threading, pandas as pd
-    from tqdm.auto import tqdm
+def _job_seconds(tasks, methods)->list:
+    "The expected CPU seconds of each job (task-major), from `DEMO_CPU_SECONDS`: the units of the demo's progress bar."
+    return [DEMO_CPU_SECONDS.get((t, m), UNMEASURED_SECONDS) for t in tasks for m in methods]
+
+class _WorkBar:
+    "A progress bar in seconds of expected work: each job fills its share of the estimate, moving with the clock while it runs."
+    def __init__(self, seconds:list, show:bool, clock=time.perf_counter):
+        from tqdm.auto import tqdm
+        self.seconds, self.clock, self.done, self.i, self.t0 = list(seconds), clock, 0.0, -1, None
+        self.lock = threading.Lock()
+        self.bar = tqdm(total=sum(self.seconds), desc='demo', disable=not show,
+                        bar_format='{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}] {postfix}')
+    @property
+    def position(self)->float:
+        "Work done: the finished jobs' estimates, plus the running job's elapsed seconds up to 99% of its estimate."
+        inside = 0.0 if self.t0 is None else min(self.clock() - self.t0, 0.99 * self.seconds[self.i])
+        return self.done + inside
+    def tick(self):
+        with self.lock: self.bar.n = self.position; self.bar.refresh()
+    def start(self, label:str):
+        with self.lock: self.i, self.t0 = self.i + 1, self.clock(); self.bar.set_postfix_str(label, refresh=False)
+        self.tick()
+    def finish(self):
+        with self.lock: self.done, self.t0 = self.done + self.seconds[self.i], None
+        self.tick()
+    def close(self): self.bar.close()
+
+def _tick(bar, stop):
+    "Move `bar` every second (its running job advances with the clock) until `stop` is set."
+    while not stop.wait(1): bar.tick()
+
+def _run_jobs(loaded, names, methods, progress:bool):
+    "`run_benchmark` one job at a time, under a bar in expected work that names the job running and moves every second."
+    import pandas as pd
     from geotter.studies.experiments import run_benchmark, COLUMN_LABELS
-    bar, stop = tqdm(total=len(loaded) * len(methods), desc='demo', disable=not progress), threading.Event()
+    bar, stop = _WorkBar(_job_seconds(names, methods), progress), threading.Event()
     ticker = threading.Thread(target=_tick, args=(bar, stop), daemon=True); ticker.start()
     try:
         frames = []
         for t in loaded:
             for m in methods:
-                bar.set_postfix_str(f"{t.name}: {COLUMN_LABELS.get(m, m)}"); frames.append(run_benchmark([t], (m,), progress=False)); bar.update()
+                bar.start(f"{t.name}: {COLUMN_LABELS.get(m, m)}"); frames.append(run_benchmark([t], (m,), progress=False)); bar.finish()
     finally: stop.set(); ticker.join(); bar.close()
     return pd.concat(frames, ignore_index=True)
 
@@ -327,7 +366,7 @@ def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
     out.mkdir(parents=True, exist_ok=True)
     for t in loaded: print(task_summary(t))
     print(demo_estimate(tasks, methods), flush=True)
-    res = _run_jobs(loaded, methods, progress)
+    res = _run_jobs(loaded, tasks, methods, progress)
     write_output(out / 'results.csv', lambda f: f.write(res.to_csv(index=False).encode()))
     tables = demo_tables(res, methods)
     write_output(out / 'table1.md', lambda f: f.write((tables + '\n').encode()))

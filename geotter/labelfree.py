@@ -26,12 +26,19 @@ __all__ = ['teacher_plan', 'fit_logit_bias', 'predict_with_bias', 'LabelFreeMode
 _all_ = ['total_variation', 'em_prior', 'confusion_rates', 'bbse_prior']   # re-exported from geotter.priors
 
 # %% ../nbs/15_label_free.ipynb #08fef795
+def _refuse_prior(options:dict, caller:str):
+    "A `prior=` among the options passed on to `geotter`: refused, naming the two ways to give a known ratio."
+    if 'prior' in options:
+        raise TypeError(f"{caller}() got prior=; GeoTTER without label ratios reads no prior. A known ratio for the teacher "
+                        f"is target= (an (m,) array, 'em' or 'uniform'); GeoTTER with a known ratio is geotter(X, Y, prior)")
+
 def teacher_plan(X, Y, logits=None,     # as in `geotter_inputs`
                  target='uniform',      # (m,) OT target marginal: the EM estimate, or 'uniform'
                  cost_temperature:float=0.1, # GeoTTER's temperature (`temperature=`, its former name, deprecated)
                  **kwargs,              # further `geotter` options
                 )->Array:               # (n, m) teacher S, rows summing to one
     "The GeoTTER teacher $S=nT$ on split A: the smoothed GeoTTER plan onto `target`, one unit of mass per row."
+    _refuse_prior(kwargs, 'teacher_plan')
     T = renamed(cost_temperature, kwargs.pop('temperature', None), 'cost_temperature', 'teacher_plan', 0.1)
     Xg, Yg, Lg = geotter_inputs(X, Y, logits)
     if target is not None and not (isinstance(target, str) and target == 'uniform'):
@@ -86,6 +93,7 @@ def fit_label_free(X, Y,                # split A: (N, d) embeddings and (m, d) 
                    **kwargs,            # teacher (`geotter`) options: beta, k, alpha, steps, seed, ...
                   )->LabelFreeModel:
     "Learn the class logit bias of label-free GeoTTER from split A alone (Sec. 4.3)."
+    _refuse_prior(kwargs, 'fit_label_free')
     cost_temperature = renamed(cost_temperature, kwargs.pop('temperature', None), 'cost_temperature', 'fit_label_free', 0.1)
     m = None if Y is None else check_matrix(Y, 'Y').shape[0]
     L = np.asarray(check_matrix(logits, 'logits', cols=m, dtype=torch.float64))
@@ -112,7 +120,7 @@ def label_free_predict(X=None,          # (n, d) embeddings, a `Task` (labels an
                        *,
                        logits=None,     # (n, m) zero-shot logits (default: zero_shot_logits(X, Y), or the task's)
                        seed=0,          # fold split and k-means seed
-                       target='em',     # teacher target: 'em' or 'uniform'
+                       target='em',     # teacher target: 'em', 'uniform' or an (m,) ratio
                        n_folds:int=2,   # cross-fitting folds
                        **kwargs,        # `fit_label_free` options (cost_temperature, beta, k, alpha, ...)
                       )->np.ndarray:    # (n,) labels; fold f predicted by the bias learned on the other folds
@@ -137,8 +145,8 @@ def label_free_predict(X=None,          # (n, d) embeddings, a `Task` (labels an
         Zero-shot logits at CLIP's scale (default: `zero_shot_logits(X, Y)`, or the task's).
     seed : int, default 0
         Fold split and k-means seed.
-    target : {'em', 'uniform'}, default 'em'
-        The teacher's target.
+    target : {'em', 'uniform'} or array of shape (m,), default 'em'
+        The teacher's target (a known ratio only here: `prior=` is refused, since the method reads none).
     n_folds : int, default 2
         Cross-fitting folds.
     **kwargs
@@ -163,6 +171,7 @@ def label_free_predict(X=None,          # (n, d) embeddings, a `Task` (labels an
     >>> label_free_predict(X, Y).shape
     (60,)
     """
+    _refuse_prior(kwargs, 'label_free_predict')
     if isinstance(X, Task): X, Y, logits = X.X, X.Y, X.zero_shot_logits() if logits is None else logits
     if X is None and logits is None: raise ValueError("X is None and logits is None; expected embeddings (X, Y) or logits")
     if X is not None and Y is None: raise ValueError("Y is None; expected the (m, d) class embeddings with X")

@@ -44,6 +44,19 @@ def project_plan(plan,                  # (n, m) non-negative matrix T (e.g. a s
     P = sinkhorn(cost.T, b, a, 1.0, tol=tol, max_iter=max_iter, eps_scaling=None, dtype=torch.float64).T  # exact columns
     return like_input(torch.where(T64 > 0, P, 0.0).to(T.dtype), plan)
 
+# %% ../nbs/06_transport.ipynb #3b112610
+def _round_plan(P:torch.Tensor,   # (n, m) non-negative plan (e.g. Sinkhorn's)
+                a:torch.Tensor,   # (n,) float64 row marginal
+                b:torch.Tensor,   # (m,) float64 column marginal, same sum
+               )->torch.Tensor:   # (n, m) a plan in Pi(a, b), in P's dtype
+    r"Altschuler et al.'s rounding onto $\Pi(\mathbf a,\mathbf b)$: rows, then columns scaled down to their targets, the deficit added as a rank-one term."
+    Q = P.to(torch.float64)
+    Q = Q * (a / Q.sum(1)).clamp(max=1).nan_to_num(0.0)[:, None]     # 0/0 (an empty row with a_i = 0): stays 0
+    Q = Q * (b / Q.sum(0)).clamp(max=1).nan_to_num(0.0)[None, :]
+    er, ec = (a - Q.sum(1)).clamp_min(0), (b - Q.sum(0)).clamp_min(0)
+    if ec.sum() > 0: Q = Q + torch.outer(er, ec) / ec.sum()
+    return Q.to(P.dtype)
+
 # %% ../nbs/06_transport.ipynb #d24a19f5
 SOLVERS = ('emd', 'fast', 'pot', 'sinkhorn', 'unbalanced')
 
@@ -67,8 +80,8 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     $$\pi^\star\in\arg\min_{\pi\in\Pi(\frac1n\mathbf 1_n,\,\boldsymbol\nu)}\ \langle\pi, C\rangle$$
 
     solved exactly (`solver='emd'`, `'fast'`, `'pot'`: `geotter.exact.emd`) or with an entropic term
-    (`'sinkhorn'`: `sinkhorn` at weight `reg`; `'unbalanced'`: `sinkhorn_unbalanced`, whose class marginal is only
-    KL-penalised with strength `rho`, for priors that may be wrong) [1, 2].
+    (`'sinkhorn'`: `sinkhorn` at weight `reg`, its plan rounded onto the polytope [16]; `'unbalanced'`:
+    `sinkhorn_unbalanced`, whose class marginal is only KL-penalised with strength `rho`, for priors that may be wrong) [1, 2].
 
     Parameters
     ----------
@@ -88,7 +101,8 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     Returns
     -------
     plan : (n, m) array or torch.Tensor (sparse with `sparse=True`)
-        Rows summing to $1/n$; columns to $\boldsymbol\nu$ (within `tol` for 'sinkhorn', near it for 'unbalanced').
+        Rows summing to $1/n$; columns to $\boldsymbol\nu$ (near it for 'unbalanced'; 'sinkhorn' rounds its iterate, which
+        is within `tol`, onto the polytope: both marginals exact, the plan moved by at most 2 `tol` in L1).
         `(plan, log)` with `log=True`.
 
     Examples
@@ -104,13 +118,16 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     .. [1] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala. OTTER: Effortless Label Distribution Adaptation of
        Zero-shot Models. NeurIPS 2024.
     .. [2] G. Peyré, M. Cuturi. Computational Optimal Transport. Foundations and Trends in Machine Learning 11(5-6), 2019.
+    .. [16] J. Altschuler, J. Weed, P. Rigollet. Near-linear time approximation algorithms for optimal transport via
+       Sinkhorn iteration. NeurIPS 2017.
     """
     C = check_cost(cost)
     nu = check_prior(prior, C.shape[1])
     _check_solver(solver, rho)
     reg = DEFAULT_REG if reg is None else check_scalar(reg, 'reg', low=0, low_open=True)   # checked even where unused
-    if solver == 'sinkhorn': return sinkhorn(cost, 'uniform', nu, reg, **kw)
-    if solver == 'unbalanced': return sinkhorn_unbalanced(cost, 'uniform', nu, reg, DEFAULT_RHO if rho is None else rho, **kw)
+    if solver in ('sinkhorn', 'unbalanced'):                      # the entropic solvers on the checked tensors
+        out = _solve_ot(C, nu, solver, reg=reg, rho=rho, **kw)
+        return (like_input(out[0], cost), out[1]) if isinstance(out, tuple) else like_input(out, cost)
     return emd('uniform', nu, cost, solver={'emd': 'auto'}.get(solver, solver), **kw)
 
 def otter(logits,                   # (n, m) zero-shot logits
@@ -189,4 +206,6 @@ def _solve_ot(C:torch.Tensor,         # (n, m) checked cost (`check_cost`)
         return emd('uniform', nu, C, solver={'emd': 'auto'}.get(solver, solver), **kw)
     a = torch.full((C.shape[0],), 1.0 / C.shape[0], dtype=torch.float64, device=C.device)   # check_prior's 'uniform'
     rho = math.inf if solver == 'sinkhorn' else DEFAULT_RHO if rho is None else rho
-    return _sinkhorn_checked(C, a, nu, reg, rho, **kw)
+    out = _sinkhorn_checked(C, a, nu, reg, rho, **kw)
+    if rho != math.inf: return out                     # a penalised class marginal: no polytope to round onto
+    return (_round_plan(out[0], a, nu), out[1]) if isinstance(out, tuple) else _round_plan(out, a, nu)   # exact class totals

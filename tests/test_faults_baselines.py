@@ -165,6 +165,22 @@ def test_fenchel_sample_float32_clip_logits():
     np.testing.assert_array_equal(P32.numpy().argmax(1)[resolved], P64.argmax(1)[resolved])
 
 
+
+@pytest.mark.parametrize('seed', range(8))
+def test_fenchel_sample_float32_agrees_on_rows_that_are_not_ties(seed):
+    """Per-sample FPM on 150 CLIP-like logits over 10 classes (counts as prior): float32 logits give the float64 labels
+    wherever float64's top two differ by more than 1e-6."""
+    rng = np.random.default_rng(seed); y = rng.integers(10, size=150)
+    L = 100 * (0.22 + 0.04 * np.eye(10)[y] + 0.01 * rng.normal(size=10) + 0.025 * rng.normal(size=(150, 10)))
+    nu = np.bincount(y, minlength=10) / 150
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')                                      # converged, and not every weight 0
+        P64 = fenchel_prior_matching(L, nu, objective='sample')
+        P32 = fenchel_prior_matching(L.astype(np.float32), nu, objective='sample')
+    top = np.sort(P64, 1); resolved = top[:, -1] - top[:, -2] > 1e-6
+    assert resolved.mean() > 0.9
+    np.testing.assert_array_equal(P32.argmax(1)[resolved], P64.argmax(1)[resolved])
+
 BAD = [(lambda L: prior_matching(L, [.5, .5]), r"^prior has shape \(2,\); expected \(3,\), one entry per class$"),
        (lambda L: prior_matching(L, [.5, .6, -.1]), r"^prior has negative entries \(min -0\.1\); expected >= 0$"),
        (lambda L: prior_matching(L, [.5, .5, .5]), r"^prior sums to 1\.5; expected probabilities \(summing to 1, tolerance 0\.0001\) or class counts \(non-negative whole numbers, sum > 0\)$"),

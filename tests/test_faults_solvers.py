@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 from geotter.core import nll_cost
 from geotter.entropic import DEFAULT_REG, sinkhorn, sinkhorn_unbalanced
-from geotter.transport import otter, solve_ot, emd
+from geotter.transport import otter, solve_ot, emd, _round_plan
 
 torch.set_num_threads(1)
 pytestmark = pytest.mark.filterwarnings('error')          # a solver that gives up fails the test, whatever it returns
@@ -95,13 +95,14 @@ def test_otter_marginals_unconditional(prob, solver):
 
 
 def test_default_reg_is_the_one_used():
-    "Leaving reg out is reg=DEFAULT_REG everywhere (sinkhorn, solve_ot, otter), and reg changes the plan."
+    "Leaving reg out is reg=DEFAULT_REG everywhere (sinkhorn, solve_ot, otter: its plan rounded onto the polytope), and reg changes the plan."
     rng = np.random.default_rng(0)
     L = 30 * (0.7 + 0.1 * rng.normal(size=(30, 4))); nu = np.array([.4, .3, .2, .1]); C = np.asarray(nll_cost(L))
     P = sinkhorn(C, 'uniform', nu, DEFAULT_REG, dtype=torch.float64)
     np.testing.assert_array_equal(sinkhorn(C, 'uniform', nu, dtype=torch.float64), P)
-    np.testing.assert_allclose(solve_ot(C, nu, solver='sinkhorn', dtype=torch.float64), P, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(otter(L, nu, solver='sinkhorn', dtype=torch.float64), P, rtol=1e-12, atol=1e-15)
+    R = _round_plan(torch.tensor(P), torch.full((30,), 1 / 30, dtype=torch.float64), torch.tensor(nu)).numpy()
+    np.testing.assert_allclose(solve_ot(C, nu, solver='sinkhorn', dtype=torch.float64), R, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(otter(L, nu, solver='sinkhorn', dtype=torch.float64), R, rtol=1e-12, atol=1e-15)
     assert np.abs(sinkhorn(C, 'uniform', nu, 2 * DEFAULT_REG, dtype=torch.float64) - P).max() > 1e-4
     G = ot.sinkhorn(np.full(30, 1 / 30), nu, C, DEFAULT_REG, method='sinkhorn_log', stopThr=1e-12, numItermax=100_000)
     np.testing.assert_allclose(sinkhorn(C, 'uniform', nu, tol=1e-11, dtype=torch.float64), G, atol=1e-9)

@@ -1,0 +1,31 @@
+"""What a demanding new user tries on their own arrays, through the public entry points: each case once gave a silent
+result that was not what the documentation promised, or a traceback from inside the package. Each must now give the
+promised result, or one error (or warning) that names the argument."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import geotter as g
+
+torch.set_num_threads(1)
+
+
+def _batch(n=300, m=12, d=24, seed=0):
+    "Unit-free embeddings of a batch around m class embeddings, and a non-uniform prior of the classes."
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(m, d)); prior = rng.dirichlet(np.ones(m))
+    y = rng.choice(m, size=n, p=prior)
+    return Y[y] + 0.8 * rng.normal(size=(n, d)), Y, prior
+
+
+@pytest.mark.parametrize('preserve_prior', [False, 'project'])
+def test_sinkhorn_plan_has_the_prior_as_class_totals(preserve_prior):
+    "adapt(solver='sinkhorn'): the OT plan's class totals are the prior (not within Sinkhorn's tol), as with 'emd'."
+    X, Y, prior = _batch()
+    r = g.prepare(X, Y).adapt(prior, solver='sinkhorn', preserve_prior=preserve_prior)
+    P = np.asarray(r.ot_plan, dtype=np.float64)
+    np.testing.assert_allclose(P.sum(0), prior, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(P.sum(1), 1 / len(X), rtol=1e-6, atol=0)
+    if preserve_prior: np.testing.assert_allclose(np.asarray(r.plan).sum(0), prior, rtol=1e-6, atol=0)
