@@ -24,7 +24,7 @@ _EXPORTS = {
     'exact': ('emd',), 'entropic': ('sinkhorn', 'sinkhorn_unbalanced'), 'transport': ('otter',),
     'priors': ('estimate_label_ratio', 'RatioEstimate', 'em_prior', 'bbse_prior'),
     'pipeline': ('GeoTTERResult',), 'method': ('geotter', 'prepare', 'Prepared'),
-    'peers': ('transclip_zs', 'zlap', 'stata'), 'labelfree': ('label_free_predict',), 'streaming': ('StreamingGeoTTER',),
+    'peers': ('transclip_zs', 'zlap', 'stata', 'moon', 'tda'), 'labelfree': ('label_free_predict',), 'streaming': ('StreamingGeoTTER',),
     'data': ('load_task', 'load_embeddings', 'extract'), 'options': ('GeometryOptions', 'AdaptOptions'),
 }
 __all__ = [n for names in _EXPORTS.values() for n in names]

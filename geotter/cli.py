@@ -279,8 +279,8 @@ def demo_tables(results, methods=None)->str:
                         [('accuracy', 'Accuracy (%)'), ('balanced_accuracy', 'Balanced accuracy (%)')])
 
 _DEMO_CPU = {   # task -> method -> CPU seconds, bench/results/demo_time.csv (python bench/demo_time.py)
-    'wordnet-sample': {'zs': 0.1, 'pm': 17.0, 'otter': 0.5, 'fpm': 215.0, 'sinkhorn': 38.2, 'transclip-zs': 4.0, 'zlap': 2.2, 'stata': 1.2, 'geotter-nolr': 4.1, 'geotter-unknown': 0.6, 'geotter': 1.9, 'multi-geotter': 1.9},
-    'synthetic': {'zs': 0.1, 'pm': 7.1, 'otter': 0.1, 'fpm': 39.6, 'sinkhorn': 7.7, 'transclip-zs': 4.8, 'zlap': 1.6, 'stata': 2.0, 'geotter-nolr': 2.2, 'geotter-unknown': 0.6, 'geotter': 1.7, 'multi-geotter': 1.4},
+    'wordnet-sample': {'zs': 0.1, 'pm': 17.0, 'otter': 0.5, 'fpm': 215.0, 'sinkhorn': 38.2, 'transclip-zs': 4.0, 'zlap': 2.2, 'stata': 1.2, 'moon': 1.2, 'geotter-nolr': 4.1, 'geotter-unknown': 0.6, 'geotter': 1.9, 'multi-geotter': 1.9},
+    'synthetic': {'zs': 0.1, 'pm': 7.1, 'otter': 0.1, 'fpm': 39.6, 'sinkhorn': 7.7, 'transclip-zs': 4.8, 'zlap': 1.6, 'stata': 2.0, 'moon': 1.3, 'geotter-nolr': 2.2, 'geotter-unknown': 0.6, 'geotter': 1.7, 'multi-geotter': 1.4},
 }
 DEMO_CPU_SECONDS = {(t, m): s for t, d in _DEMO_CPU.items() for m, s in d.items()}
 
@@ -552,7 +552,7 @@ def _add_adapt(sub, methods):
     a.add_argument('--prior', default=None, help="(m,) target prior: a file of probabilities (sum 1) or of class counts (whole numbers), or 'uniform'; "
                    "default: unknown, estimated from the batch")
     a.add_argument('--method', default='geotter', choices=methods, help='the method (zs: zero-shot; pm, fpm: prior matching; otter, sinkhorn: OT; geotter, multi-geotter; geotter-unknown: GeoTTER '
-                   'that never reads --prior; transclip-zs, zlap, stata: peers without prior)')
+                   'that never reads --prior; transclip-zs, zlap, stata, moon: peers without prior; tda: TDA, the batch as its own stream)')
     a.add_argument('--out', default='labels.npy', help='labels file: .npy, .txt or .csv (one label per line)')
     for opt, (typ, auto, _, hlp) in _options().items():
         flag = '--' + opt.replace('_', '-')
