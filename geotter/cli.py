@@ -220,12 +220,15 @@ def _task_names()->str:
     "The task names `geotter.data.load_task` takes, in words for the help (read from the source, nothing imported)."
     reg = lambda f: ', '.join(registered_names('geotter.data', f))
     return (f"{', '.join(DEMO_TASKS)}; the image-logit tasks {reg('register_logit_task')}; the image-feature tasks "
-            f"{reg('register_feature_task')}; or a store entry NAME or NAME/BACKBONE (made by geotter extract)")
+            f"{reg('register_feature_task')}; or a store entry NAME or NAME/BACKBONE (made by geotter extract); "
+            "any of them followed by @ and modifiers, e.g. sun397-val-clip-vitb32-1shot@60c-lt10-s1")
 
 def load_demo_task(name:str, seed:int=0):
-    "A `Task` by name (see `geotter.data.load_task`); `seed` goes to the synthetic generator."
-    from geotter.data import load_task
-    return load_task(name, seed=seed) if name == 'synthetic' else load_task(name)
+    "A `Task` by name (see `geotter.data.load_task`; the module that registers its family imported first); `seed` goes to the synthetic generator."
+    from geotter.data import load_task, DATASET_PROVIDERS
+    base = name.partition('@')[0]
+    if base in DATASET_PROVIDERS: importlib.import_module(DATASET_PROVIDERS[base])   # e.g. the WordNet tasks of geotter.text
+    return load_task(name, seed=seed) if base == 'synthetic' else load_task(name)
 
 # %% ../nbs/40_cli.ipynb #b863f6ad
 RESULTS_HELP = "$GEOTTER_RESULTS/{0}, else ./geotter_results/{0}"
