@@ -1,7 +1,7 @@
 """Regression fingerprints: the labels and plans of every method on seeded batches of every task that is here.
 
     python bench/regression.py --out FILE.csv [--arrays FILE.npz] [--tasks ...]   # ~3 min on 2 cores
-    python bench/regression.py --compare OLD.csv NEW.csv                           # lists every row that differs
+    python bench/regression.py --compare OLD.csv NEW.csv                           # lists every row that differs (and the new calls)
 
 One row per (task, batch, call): the SHA-256 of the labels (int64) and of the plan or scores (float64 bytes, so
 that "identical" means to the last bit), with the arrays themselves in `--arrays` to measure a difference. The
@@ -65,6 +65,11 @@ def calls(task, g):
         ('transclip_zs', lambda: g.transclip_zs(Xg, Yg, logits=L)),
         ('zlap', lambda: g.zlap(Xg, Yg)),
         ('stata', lambda: g.stata(Xg, Yg, logits=L)),
+        ('moon', lambda: g.moon(Xg, Yg, logits=L)),
+        ('moon:unit', lambda: g.moon(Xg, Yg, logits=L, anchor='unit')),
+        ('tda', lambda: g.tda(Xg, Yg, logits=L)),
+        ('stream_tda', lambda: np.concatenate([np.asarray(m.partial_fit_logits(Xg[s:s + 16], L[s:s + 16]))
+                                               for m in [g.peers.StreamingTDA(Yg)] for s in range(0, len(L), 16)])),
         ('label_free_predict', lambda: g.label_free_predict(Xg, Yg, logits=L)),
         ('stream_predict:em', lambda: g.streaming.stream_predict(Xg, Yg, 'em', batch_size=max(8, len(L) // 4), logits=Lg)[0]),
         ('stream_predict:given', lambda: g.streaming.stream_predict(Xg, Yg, nu, batch_size=max(8, len(L) // 4), logits=Lg)[0]),
@@ -78,7 +83,7 @@ def fingerprints(names, arrays:dict|None)->list:
     "The rows of every call on every batch of every task that is here."
     import torch; torch.set_num_threads(1)
     import geotter as g
-    import geotter.method, geotter.options, geotter.core, geotter.streaming   # noqa: F401
+    import geotter.method, geotter.options, geotter.core, geotter.streaming, geotter.peers   # noqa: F401
     import geotter.studies.experiments, geotter.studies.calibration, geotter.studies.ratio   # noqa: F401
     from geotter.data import load_task
     rows = []
@@ -117,14 +122,16 @@ def _subset(task, idx):
 
 
 def compare(old:str, new:str)->int:
-    "Print the rows whose fingerprints differ (or are missing on one side); the number of such rows."
+    "Print the rows whose fingerprints differ (or that the new run lacks), and the calls only the new run has; the number that differ."
     a, b = (pd.read_csv(p, dtype=str).fillna('') for p in (old, new))
     both = set(a.task) & set(b.task)                               # the tasks run on both sides
     a, b = a[a.task.isin(both)], b[b.task.isin(both)]
     m = a.merge(b, on=['task', 'batch', 'call'], how='outer', suffixes=('_old', '_new'), indicator=True)
-    bad = m[(m._merge != 'both') | (m.labels_old != m.labels_new) | (m.plan_old != m.plan_new)]
-    print(f"{len(m)} rows, {len(bad)} differ")
+    added = m[m._merge == 'right_only']                            # a method or call added since: nothing to compare with
+    bad = m[(m._merge == 'left_only') | ((m._merge == 'both') & ((m.labels_old != m.labels_new) | (m.plan_old != m.plan_new)))]
+    print(f"{len(m)} rows, {len(bad)} differ, {len(added)} new")
     if len(bad): print(bad.to_string(index=False))
+    if len(added): print('new calls:', ', '.join(sorted(set(added.call))))
     return len(bad)
 
 

@@ -24,7 +24,7 @@ _EXPORTS = {
     'exact': ('emd',), 'entropic': ('sinkhorn', 'sinkhorn_unbalanced'), 'transport': ('otter',),
     'priors': ('estimate_label_ratio', 'RatioEstimate', 'em_prior', 'bbse_prior'),
     'pipeline': ('GeoTTERResult',), 'method': ('geotter', 'prepare', 'Prepared'),
-    'peers': ('transclip_zs', 'zlap', 'stata'), 'labelfree': ('label_free_predict',), 'streaming': ('StreamingGeoTTER',),
+    'peers': ('transclip_zs', 'zlap', 'stata', 'moon', 'tda'), 'labelfree': ('label_free_predict',), 'streaming': ('StreamingGeoTTER',),
     'data': ('load_task', 'load_embeddings', 'extract'), 'options': ('GeometryOptions', 'AdaptOptions'),
 }
 __all__ = [n for names in _EXPORTS.values() for n in names]
@@ -44,10 +44,15 @@ _MODULES = {'transductive': 'peers', **{m: f'studies.{m}' for m in
             ('experiments', 'ratio', 'theory', 'robustness', 'marginals', 'calibration', 'prompts', 'defaults')}}
 _loaded = False
 
+# Modules that register datasets and task families on import (`geotter.data.DATASET_PROVIDERS`): imported with the top
+# level, so that `geotter.load_task('wordnet-nouns@d6-min100-t4')` finds the WordNet tasks of `geotter.text`.
+_PROVIDERS = ('text',)
+
 def _load():
-    "Import the modules of `_EXPORTS` and copy their public names into the package namespace."
+    "Import the modules of `_EXPORTS` (and `_PROVIDERS`) and copy their public names into the package namespace."
     global _loaded
     globals().update({n: getattr(_importlib.import_module(f'{__name__}.{mod}'), n) for mod, names in _EXPORTS.items() for n in names})
+    for mod in _PROVIDERS: _importlib.import_module(f'{__name__}.{mod}')
     _loaded = True
 
 def _former(name:str):

@@ -221,12 +221,15 @@ def _task_names()->str:
     "The task names `geotter.data.load_task` takes, in words for the help (read from the source, nothing imported)."
     reg = lambda f: ', '.join(registered_names('geotter.data', f))
     return (f"{', '.join(DEMO_TASKS)}; the image-logit tasks {reg('register_logit_task')}; the image-feature tasks "
-            f"{reg('register_feature_task')}; or a store entry NAME or NAME/BACKBONE (made by geotter extract)")
+            f"{reg('register_feature_task')}; or a store entry NAME or NAME/BACKBONE (made by geotter extract); "
+            "any of them followed by @ and modifiers, e.g. sun397-val-clip-vitb32-1shot@60c-lt10-s1")
 
 def load_demo_task(name:str, seed:int=0):
-    "A `Task` by name (see `geotter.data.load_task`); `seed` goes to the synthetic generator."
-    from geotter.data import load_task
-    return load_task(name, seed=seed) if name == 'synthetic' else load_task(name)
+    "A `Task` by name (see `geotter.data.load_task`; the module that registers its family imported first); `seed` goes to the synthetic generator."
+    from geotter.data import load_task, DATASET_PROVIDERS
+    base = name.partition('@')[0]
+    if base in DATASET_PROVIDERS: importlib.import_module(DATASET_PROVIDERS[base])   # e.g. the WordNet tasks of geotter.text
+    return load_task(name, seed=seed) if base == 'synthetic' else load_task(name)
 
 # %% ../nbs/40_cli.ipynb #b863f6ad
 RESULTS_HELP = "$GEOTTER_RESULTS/{0}, else ./geotter_results/{0}"
@@ -291,8 +294,8 @@ def demo_tables(results, methods=None)->str:
                         [('accuracy', 'Accuracy (%)'), ('balanced_accuracy', 'Balanced accuracy (%)')])
 
 _DEMO_CPU = {   # task -> method -> CPU seconds, bench/results/demo_time.csv (python bench/demo_time.py)
-    'wordnet-sample': {'zs': 0.1, 'pm': 17.0, 'otter': 0.5, 'fpm': 215.0, 'sinkhorn': 38.2, 'transclip-zs': 4.0, 'zlap': 2.2, 'stata': 1.2, 'geotter-nolr': 4.1, 'geotter-unknown': 0.6, 'geotter': 1.9, 'multi-geotter': 1.9},
-    'synthetic': {'zs': 0.1, 'pm': 7.1, 'otter': 0.1, 'fpm': 39.6, 'sinkhorn': 7.7, 'transclip-zs': 4.8, 'zlap': 1.6, 'stata': 2.0, 'geotter-nolr': 2.2, 'geotter-unknown': 0.6, 'geotter': 1.7, 'multi-geotter': 1.4},
+    'wordnet-sample': {'zs': 0.1, 'pm': 17.0, 'otter': 0.5, 'fpm': 215.0, 'sinkhorn': 38.2, 'transclip-zs': 4.0, 'zlap': 2.2, 'stata': 1.2, 'moon': 1.2, 'geotter-nolr': 4.1, 'geotter-unknown': 0.6, 'geotter': 1.9, 'multi-geotter': 1.9},
+    'synthetic': {'zs': 0.1, 'pm': 7.1, 'otter': 0.1, 'fpm': 39.6, 'sinkhorn': 7.7, 'transclip-zs': 4.8, 'zlap': 1.6, 'stata': 2.0, 'moon': 1.3, 'geotter-nolr': 2.2, 'geotter-unknown': 0.6, 'geotter': 1.7, 'multi-geotter': 1.4},
 }
 DEMO_CPU_SECONDS = {(t, m): s for t, d in _DEMO_CPU.items() for m, s in d.items()}
 
@@ -604,7 +607,7 @@ def _add_adapt(sub, methods):
     a.add_argument('--prior', default=None, help="(m,) target prior: a file of probabilities (sum 1) or of class counts (whole numbers), or 'uniform'; "
                    "default: unknown, estimated from the batch")
     a.add_argument('--method', default='geotter', choices=methods, help='the method (zs: zero-shot; pm, fpm: prior matching; otter, sinkhorn: OT; geotter, multi-geotter; geotter-unknown: GeoTTER '
-                   'that never reads --prior; transclip-zs, zlap, stata: peers without prior)')
+                   'that never reads --prior; transclip-zs, zlap, stata, moon: peers without prior; tda: TDA, the batch as its own stream)')
     a.add_argument('--out', default='labels.npy', help='labels file: .npy, .txt or .csv (one label per line)')
     for opt, (typ, auto, _, hlp) in _options().items():
         flag = '--' + opt.replace('_', '-')

@@ -31,16 +31,18 @@ from .store import (DATA_ENV, STORE_ENV, FORMAT_VERSION, StoreError, PartialRun,
 
 # %% auto #0
 __all__ = ['BACKBONES', 'MINILM_PACKAGE', 'MINILM_SHA256', 'TEMPLATE_MODES', 'DATASETS', 'DATASET_PROVIDERS', 'MAX_WORKERS',
-           'LOGITS_ENV', 'LOGIT_TASKS', 'FEATURE_TASKS', 'IMAGE_FEATURE_TASKS', 'WORDNET_SAMPLE', 'Backbone',
-           'register_backbone', 'get_backbone', 'check_sha256', 'minilm_path', 'Encoder', 'check_device',
+           'LOGITS_ENV', 'LOGIT_TASKS', 'FEATURE_TASKS', 'IMAGE_FEATURE_TASKS', 'WORDNET_SAMPLE', 'TASK_FAMILIES',
+           'Backbone', 'register_backbone', 'get_backbone', 'check_sha256', 'minilm_path', 'Encoder', 'check_device',
            'load_encoder', 'check_templates', 'check_template_arg', 'class_prompts', 'class_embeddings', 'DatasetSpec',
            'register_dataset', 'readable_name', 'dataset_class_names', 'get_dataset_spec', 'load_dataset',
            'write_embeddings', 'openai_imagenet_templates', 'resolve_templates', 'estimate_bytes', 'extract_plan',
            'extract', 'extract_texts', 'extract_main', 'load_embeddings', 'LogitFile', 'register_logit_task',
            'package_dir', 'logits_dir', 'read_logits_csv', 'load_logits', 'logits_url', 'fetch_logits', 'FeatureFile',
-           'register_feature_task', 'features_dir', 'load_features', 'asset_path', 'load_sample', 'load_task',
-           'confusion_matrix', 'plot_task', 'DATA_ENV', 'STORE_ENV', 'FORMAT_VERSION', 'StoreError', 'data_root',
-           'store_root', 'entry_dir', 'file_sha256', 'write_entry', 'read_manifest', 'read_entry', 'list_entries']
+           'register_feature_task', 'features_dir', 'load_features', 'asset_path', 'load_sample', 'restrict_task',
+           'class_subset_classes', 'class_subset', 'long_tail_counts', 'long_tail', 'TaskFamily',
+           'register_task_family', 'parse_task_name', 'load_task', 'confusion_matrix', 'plot_task', 'DATA_ENV',
+           'STORE_ENV', 'FORMAT_VERSION', 'StoreError', 'data_root', 'store_root', 'entry_dir', 'file_sha256',
+           'write_entry', 'read_manifest', 'read_entry', 'list_entries']
 
 # %% ../nbs/19_data.ipynb #154c59c1
 _all_ = ['DATA_ENV', 'STORE_ENV', 'FORMAT_VERSION', 'StoreError', 'data_root', 'store_root', 'entry_dir', 'file_sha256',
@@ -911,6 +913,127 @@ def _store_task(name:str, backbone:str|None, store)->Task:
         backbone = have[0]
     return load_embeddings(name, backbone, store)
 
+# %% ../nbs/19_data.ipynb #da44ce9d
+def restrict_task(task:Task,          # a task with embeddings and/or logits
+                  rows,               # row indices kept, in the order given
+                  classes=None,       # sorted class indices kept (None: all); every kept row must be of one
+                  name:str|None=None, # the new task's name (default: the old one)
+                  **meta,             # added to the task's `meta` (the restriction's provenance)
+                 )->Task:             # labels renumbered 0..len(classes)-1 in class order
+    "The task on some of its rows and, optionally, some of its classes (their rows of `Y`, logit columns and names)."
+    check_type(task, 'task', Task, "a geotter Task")
+    rows, m = np.asarray(rows, dtype=np.int64), task.n_classes
+    classes = np.arange(m) if classes is None else np.asarray(classes, dtype=np.int64)
+    if classes.ndim != 1 or len(classes) == 0 or np.any(np.diff(classes) <= 0) or classes[0] < 0 or classes[-1] >= m:
+        raise ValueError(f"classes must be sorted distinct class indices in [0, {m}); got {classes[:10].tolist()}")
+    y = np.asarray(task.labels)[rows]
+    if not np.isin(y, classes).all(): raise ValueError("rows holds samples of classes outside `classes`")
+    keep = {k: v for k, v in task.meta.items() if not isinstance(v, np.ndarray) and k not in ('texts', 'Y_templates')}
+    return Task(name=name or task.name, labels=np.searchsorted(classes, y), X=None if task.X is None else task.X[rows],
+                Y=None if task.Y is None else task.Y[classes], logits=None if task.logits is None else task.logits[rows][:, classes],
+                class_names=None if task.class_names is None else [task.class_names[c] for c in classes],
+                meta=dict(keep, parent=task.name, **meta))
+
+def class_subset_classes(m:int, n_classes:int, seed:int=0)->np.ndarray:
+    "Sorted indices of `n_classes` of `m` classes, drawn without replacement from numpy's default_rng([seed, n_classes])."
+    m = check_int(m, 'm', low=1)
+    n_classes, seed = check_int(n_classes, 'n_classes', low=1, high=m), check_int(seed, 'seed', low=0)
+    return np.sort(np.random.default_rng([seed, n_classes]).choice(m, n_classes, replace=False))
+
+def class_subset(task:Task,           # the whole task
+                 n_classes:int,       # classes kept, 1 <= n_classes <= m
+                 seed:int=0,          # the classes are `class_subset_classes(m, n_classes, seed)`
+                 name:str|None=None,  # default '<task>@<n_classes>c-s<seed>'
+                )->Task:              # rows in their original order, classes in theirs
+    "The samples of a seeded random subset of the task's classes, with those classes' embeddings, logits and names."
+    check_type(task, 'task', Task, "a geotter Task")
+    classes = class_subset_classes(task.n_classes, n_classes, seed)
+    return restrict_task(task, np.flatnonzero(np.isin(task.labels, classes)), classes, name or f"{task.name}@{n_classes}c-s{seed}",
+                         subset=dict(n_classes=int(n_classes), seed=int(seed), classes=classes.tolist()))
+
+def long_tail_counts(counts,          # (m,) class sizes (absent classes: 0, kept at 0)
+                     imbalance:float, # head-to-tail size ratio rho >= 1
+                     seed:int=0,      # ties of the ranking from default_rng([seed, K, 1])
+                    )->np.ndarray:    # (m,) sizes kept, int64
+    r"Per-class sizes of a long-tailed subsample: rank $r$ of $K$ keeps $\min(n_c,\max(1,\mathrm{round}(n_{\max}\rho^{-r/(K-1)})))$."
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or counts.dtype.kind not in 'iu' or (counts < 0).any() or counts.sum() == 0:
+        raise ValueError("counts must be a 1-D array of non-negative whole class sizes with a positive total")
+    imbalance, seed = check_scalar(imbalance, 'imbalance', low=1), check_int(seed, 'seed', low=0)
+    present = np.flatnonzero(counts > 0); K = len(present)
+    order = np.lexsort((np.random.default_rng([seed, K, 1]).permutation(K), -counts[present]))   # larger first, ties at random
+    rank = np.empty(K, dtype=np.int64); rank[order] = np.arange(K)
+    want = np.maximum(1, np.round(counts.max() * imbalance ** (-rank / max(K - 1, 1)))).astype(np.int64)
+    out = np.zeros(len(counts), dtype=np.int64); out[present] = np.minimum(counts[present], want)
+    return out
+
+def long_tail(task:Task,              # the whole task
+              imbalance:float,        # head-to-tail class size ratio, >= 1
+              seed:int=0,             # ties from default_rng([seed, K, 1]); each class's rows from default_rng([seed, K, 2])
+              name:str|None=None,     # default '<task>@lt<imbalance>-s<seed>'
+             )->Task:                 # rows in their original order, every class kept
+    "A seeded long-tailed subsample of the task (`long_tail_counts`); every class present keeps at least one sample."
+    check_type(task, 'task', Task, "a geotter Task")
+    y = np.asarray(task.labels); counts = np.bincount(y, minlength=task.n_classes)
+    keep = long_tail_counts(counts, imbalance, seed)
+    rng = np.random.default_rng([check_int(seed, 'seed', low=0), int((counts > 0).sum()), 2])
+    rows = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), keep[c], replace=False) for c in range(task.n_classes) if keep[c]]))
+    return restrict_task(task, rows, None, name or f"{task.name}@lt{imbalance:g}-s{seed}", long_tail=dict(imbalance=float(imbalance), seed=int(seed)))
+
+# %% ../nbs/19_data.ipynb #174f552b
+@dataclass(frozen=True)
+class TaskFamily:
+    "Modifiers a base task takes besides `<k>c`, `lt<r>` and `s<seed>`, and the function that applies them."
+    modifiers:dict                # modifier -> what it means, e.g. {'d': 'hypernym depth'}
+    build:Callable                # build(base_task, options, name) -> Task; options: the family's modifiers given, and 's'
+
+TASK_FAMILIES = {}
+
+def register_task_family(base:str, family:TaskFamily)->TaskFamily:
+    "Let `load_task` resolve '<base>@...' names with the family's modifiers (replacing a family of the same base)."
+    check_type(base, 'base', str, "a task name"); check_type(family, 'family', TaskFamily, "a geotter.data.TaskFamily")
+    TASK_FAMILIES[base] = family
+    return family
+
+_GENERIC = {'c': 'a seeded class subset of that many classes', 'lt': 'a seeded long tail of that imbalance', 's': 'the seed'}
+_TOKEN = re.compile(r'^(?:(?P<c>\d+)c|(?P<key>[a-z]+)(?P<val>\d+(?:\.\d+)?))$')
+
+def parse_task_name(name:str)->tuple:
+    "(base name, {modifier: value}) of a name such as 'sun397-val-clip-vitb32-1shot@50c-lt10-s0'; values are int, 'lt' float."
+    check_type(name, 'name', str, "a task name")
+    base, sep, mods = name.partition('@')
+    if not sep: return base, {}
+    if not base or not mods: raise ValueError(f"task {name!r}: expected '<task>@<modifier>-<modifier>...', e.g. '{base or 'sun397'}@40c-s0'")
+    out = {}
+    for tok in mods.split('-'):
+        mt = _TOKEN.match(tok)
+        if not mt: raise ValueError(f"task {name!r}: modifier {tok!r} not understood; expected <k>c, lt<r>, s<seed> or a family's "
+                                    "<letters><number>")
+        key, val = ('c', mt['c']) if mt['c'] else (mt['key'], mt['val'])
+        if key in out: raise ValueError(f"task {name!r}: modifier {key!r} given twice")
+        if '.' in val and key != 'lt': raise ValueError(f"task {name!r}: modifier {tok!r} takes a whole number")
+        out[key] = float(val) if key == 'lt' else int(val)
+    return base, out
+
+def _derived_task(name:str, load:Callable)->Task:
+    "The task `name` = base@modifiers: the base from `load(base)`, then the family's modifiers, the class subset and the long tail."
+    base, o = parse_task_name(name)
+    fam = TASK_FAMILIES.get(base)
+    allowed = dict(_GENERIC, **(fam.modifiers if fam else {}))
+    if bad := [k for k in o if k not in allowed]:
+        if fam is None and base in DATASET_PROVIDERS:
+            raise ValueError(f"task {name!r}: the modifiers {bad} of {base!r} are registered by {DATASET_PROVIDERS[base]}: "
+                             f"`import {DATASET_PROVIDERS[base]}` first")
+        raise ValueError(f"task {name!r}: modifier {bad[0]!r} does not apply to {base!r}; expected some of "
+                         + ', '.join(f"{k} ({v})" for k, v in allowed.items()))
+    seed, task = o.get('s', 0), load(base)
+    if fam is not None and any(k in fam.modifiers for k in o):
+        task = fam.build(task, {k: v for k, v in o.items() if k in fam.modifiers or k == 's'}, name)
+    if 'c' in o: task = class_subset(task, o['c'], seed)
+    if 'lt' in o: task = long_tail(task, o['lt'], seed)
+    return Task(name=name, labels=task.labels, X=task.X, Y=task.Y, logits=task.logits, class_names=task.class_names,
+                meta=dict(task.meta, derived=dict(base=base, modifiers=o)))
+
 # %% ../nbs/19_data.ipynb #583edf1e
 def load_task(name:str,                    # see the table above
               *, store:str|Path|None=None, # store root (see `store_root`)
@@ -919,8 +1042,10 @@ def load_task(name:str,                    # see the table above
               backbone:str|None=None,      # backbone of a store entry
               **kwargs,                    # passed to `make_long_tail` for 'synthetic'
              )->Task:
-    "Any task by name: 'wordnet-sample', 'synthetic', a real logit or image-feature task, or a store entry."
+    "Any task by name: 'wordnet-sample', 'synthetic', a real logit or image-feature task, a store entry, or one derived from them ('<name>@<modifiers>')."
     check_type(name, 'name', str, "a task name (see the table above)")
+    if '@' in name:
+        return _derived_task(name, lambda base: load_task(base, store=store, logits=logits, features=features, backbone=backbone, **kwargs))
     if name == 'wordnet-sample': return load_sample()
     if name == 'synthetic': return make_long_tail(**kwargs)
     if name in LOGIT_TASKS: return load_logits(name, logits)

@@ -123,8 +123,9 @@ PAPER_DEFAULTS = {k: _defaults(GeometryOptions, AdaptOptions)[k]
 REFERENCE_CODE = dict(cost_temperature=0.1, beta=0.3, k=5, alpha=0.7, steps=1, include_self=True, prior_weight=1.0, n_init=10)
 
 # %% ../nbs/01_options.ipynb #5183484e
-METHODS = ('zs', 'pm', 'fpm', 'otter', 'sinkhorn', 'geotter', 'multi-geotter', 'geotter-unknown', 'transclip-zs', 'zlap', 'stata')
-PRIOR_FREE = ('zs', 'geotter-unknown', 'transclip-zs', 'zlap', 'stata')      # methods that never read the prior
+METHODS = ('zs', 'pm', 'fpm', 'otter', 'sinkhorn', 'geotter', 'multi-geotter', 'geotter-unknown', 'transclip-zs', 'zlap', 'stata',
+           'moon', 'tda')
+PRIOR_FREE = ('zs', 'geotter-unknown', 'transclip-zs', 'zlap', 'stata', 'moon', 'tda')      # methods that never read the prior
 
 # %% ../nbs/01_options.ipynb #2bfe734c
 def option_names(*classes)->tuple:

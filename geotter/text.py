@@ -30,8 +30,9 @@ from .data import DatasetSpec, Encoder, asset_path, class_embeddings, extract, r
 # %% auto #0
 __all__ = ['NOUN_LEXFILES', 'WORDNET_LEXNAMES', 'WORDNET_CLASSES', 'WORDNET_DESCRIPTIONS', 'VERB_LEXFILES', 'LEXFILES',
            'VERB_CLASSES', 'WORDNET_FETCH', 'WORDNET_TEMPLATES', 'WORDNET_SPEC', 'WORDNET_VERBS_SPEC', 'MINILM',
-           'parse_data_file', 'fetch_wordnet', 'build_wordnet', 'otter_labels', 'template_accuracies',
-           'stratified_counts', 'stratified_indices', 'make_wordnet_sample']
+           'WORDNET_FAMILIES', 'parse_data_file', 'fetch_wordnet', 'build_wordnet', 'otter_labels',
+           'template_accuracies', 'stratified_counts', 'stratified_indices', 'make_wordnet_sample', 'first_hypernyms',
+           'hypernym_path', 'hypernym_classes', 'wordnet_hypernym_task', 'stratified_task', 'with_template']
 
 # %% ../nbs/20_text.ipynb #10979fdf
 NOUN_LEXFILES = {  # lex_filenum: (lexicographer file, its description in lexnames(5) without 'nouns denoting')
@@ -252,3 +253,136 @@ def make_wordnet_sample(full:Task,                  # the full `wordnet-nouns` t
     path = Path(path) if path is not None else asset_path(WORDNET_SAMPLE)
     atomic_write(path, lambda f: _write_npz(f, arrays))
     return path
+
+# %% ../nbs/20_text.ipynb #5c9e9d80
+import functools
+from .data import TaskFamily, load_encoder, register_task_family, restrict_task
+
+# %% ../nbs/20_text.ipynb #a2972452
+def first_hypernyms(data_noun:str|Path)->tuple:
+    "({offset: its first hypernym's offset, None at a root}, {offset: first lemma}) of every synset of WordNet's data.noun."
+    hyper, lemma = {}, {}
+    with open(data_noun, encoding='utf-8') as f:
+        for line in f:
+            if line.startswith('  '): continue                     # the licence header
+            p = line.partition(' | ')[0].split()
+            off, w = int(p[0]), int(p[3], 16)
+            lemma[off] = p[4].replace('_', ' ')
+            i = 4 + 2 * w; ptrs = [p[i + 1 + 4 * j: i + 5 + 4 * j] for j in range(int(p[i]))]
+            hyper[off] = next((int(o) for s, o, pos, _ in ptrs if s in ('@', '@i') and pos == 'n'), None)
+    return hyper, lemma
+
+def hypernym_path(offset:int, hyper:dict)->list:
+    "The synsets from the root to `offset` along first hypernyms, root first."
+    path, seen = [offset], {offset}
+    while (h := hyper[path[-1]]) is not None:
+        if h in seen: raise ValueError(f"hypernym cycle at synset {h}")
+        path.append(h); seen.add(h)
+    return path[::-1]
+
+def hypernym_classes(offsets,            # synsets to label
+                     hyper:dict,         # `first_hypernyms`' pointers
+                     lemma:dict,         # and lemmas
+                     depth:int,          # the level of the class (0: the root)
+                     min_size:int,       # smallest class kept
+                    )->tuple:            # (labels (n,) with -1 for no kept class, class offsets, class names)
+    "Classes of synsets: their ancestor at `depth` on the first-hypernym path, kept if at least `min_size` synsets have it; in offset order."
+    depth, min_size = check_int(depth, 'depth', low=1), check_int(min_size, 'min_size', low=1)
+    anc = np.array([(p[depth] if len(p) > depth else -1) for p in (hypernym_path(o, hyper) for o in offsets)], dtype=np.int64)
+    vals, cnt = np.unique(anc[anc >= 0], return_counts=True)
+    kept = vals[cnt >= min_size]
+    labels = np.where(np.isin(anc, kept), np.searchsorted(kept, anc), -1).astype(np.int64)
+    names = [lemma[int(o)] for o in kept]
+    dup = {n for n in names if names.count(n) > 1}
+    return labels, kept, [f"{n} ({lemma[hyper[int(o)]]})" if n in dup else n for n, o in zip(names, kept)]
+
+# %% ../nbs/20_text.ipynb #150efde4
+@functools.lru_cache(maxsize=2)
+def _text_encoder(backbone:str)->Encoder:
+    "The text backbone, loaded once per process (a hypernym task and its template variants share it)."
+    os.environ.setdefault('HF_HUB_OFFLINE', '1')
+    return load_encoder(backbone)
+
+def _backbone_name(task:Task)->str:
+    bb = task.meta.get('backbone') or MINILM
+    return bb.get('name', MINILM) if isinstance(bb, dict) else str(bb)
+
+def _template(i:int)->str: return WORDNET_TEMPLATES[check_int(i, 'template', low=0, high=len(WORDNET_TEMPLATES) - 1)]
+
+def _check_entry(full:Task, df:pd.DataFrame, path)->None:
+    if len(df) != len(full.labels) or not np.array_equal(df.label.to_numpy(), full.labels):
+        raise ValueError(f"{path} does not match the task {full.name!r} ({len(df)} glosses, {len(full.labels)} rows)")
+
+def wordnet_hypernym_task(full:Task,           # the `wordnet-nouns` store entry (`load_task('wordnet-nouns')`)
+                          data_noun:str|Path,  # WordNet's data.noun (`fetch_wordnet()`)
+                          depth:int=6,         # the level of the classes on the first-hypernym path
+                          min_size:int=100,    # smallest class kept (synsets)
+                          n:int=4000,          # glosses sampled (stratified, at least 20 per class)
+                          template:int=4,      # index into WORDNET_TEMPLATES (4: the bare class name)
+                          seed:int=0,          # seed of the sample
+                          encoder:Encoder|None=None, # the entry's backbone (loaded if not given)
+                          name:str|None=None,  # default 'wordnet-nouns@d<depth>-min<min_size>-n<n>-t<template>-s<seed>'
+                         )->Task:
+    """WordNet noun glosses classed by their hypernym at a fixed depth: a fine-grained, imbalanced, weak text task.
+
+    Every noun synset (noun.Tops left out, as in `wordnet-nouns`) is labelled by its ancestor at `depth` on its
+    first-hypernym path from the root; the ancestors with at least `min_size` synsets are the classes. A stratified
+    sample of `n` glosses (`stratified_indices`, at least 20 per class) is taken; its rows are the entry's own
+    embeddings (nothing is embedded again but the class prompts: `template` filled with each class's lemma).
+
+    Returns
+    -------
+    Task
+        Labels in offset order of the classes; `meta` holds the class offsets, the rows' offsets and glosses."""
+    check_type(full, 'full', Task, "the wordnet-nouns store entry (load_task('wordnet-nouns'))")
+    df = parse_data_file(data_noun)
+    _check_entry(full, df, data_noun)
+    hyper, lemma = first_hypernyms(data_noun)
+    lab, kept, names = hypernym_classes(df.offset.to_numpy(), hyper, lemma, depth, min_size)
+    if not len(kept): raise ValueError(f"no ancestor at depth {depth} has {min_size} synsets; expected a smaller depth or min_size")
+    have = np.flatnonzero(lab >= 0)
+    rows = have[stratified_indices(lab[have], n, 20, seed)]
+    tpl, enc = _template(template), encoder or _text_encoder(_backbone_name(full))
+    Y = class_embeddings(enc, names, [tpl]).astype(np.float32)
+    meta = dict(kind='text', source=f'WordNet 3.0 data.noun first-hypernym paths, {full.name} store entry', depth=depth,
+                min_size=min_size, n_target=n, template=tpl, seed=seed, class_offsets=kept.tolist(),
+                offsets=df.offset.to_numpy()[rows].tolist(), texts=df.gloss.to_numpy()[rows].tolist(),
+                backbone=full.meta.get('backbone'), full_checksum=full.meta.get('checksum'))
+    return Task(name=name or f"wordnet-nouns@d{depth}-min{min_size}-n{n}-t{template}-s{seed}", labels=lab[rows],
+                X=full.X[rows], Y=Y, class_names=names, meta=meta)
+
+def stratified_task(task:Task, n:int, seed:int=0, min_per_class:int=20, name:str|None=None)->Task:
+    "A seeded stratified sample of `n` rows of `task` (`stratified_indices`: proportional, at least `min_per_class` per class)."
+    check_type(task, 'task', Task, "a geotter Task")
+    rows = stratified_indices(task.labels, n, min_per_class, seed)
+    return restrict_task(task, rows, None, name or f"{task.name}@n{n}-s{seed}", stratified=dict(n=int(n), seed=int(seed)))
+
+def with_template(task:Task, template:int, encoder:Encoder|None=None)->Task:
+    "The WordNet task with its class embeddings from `WORDNET_TEMPLATES[template]` (the stored ones if it has them)."
+    check_type(task, 'task', Task, "a geotter Task")
+    tpl, stored = _template(template), task.meta.get('Y_templates')
+    Y = stored[template] if stored is not None and template < len(stored) else \
+        class_embeddings(encoder or _text_encoder(_backbone_name(task)), task.class_names, [tpl])
+    meta = {k: v for k, v in task.meta.items() if k != 'Y_templates'}
+    return Task(name=task.name, labels=task.labels, X=task.X, Y=np.asarray(Y, dtype=np.float32), class_names=task.class_names,
+                meta=dict(meta, template=tpl))
+
+# %% ../nbs/20_text.ipynb #0c8ef6d8
+_WORDNET_MODIFIERS = {'d': 'classes: the hypernym at that depth', 'min': 'smallest hypernym class kept (default 100)',
+                      'n': 'rows sampled, stratified (default 4000 with d, else all)',
+                      't': 'class prompt template WORDNET_TEMPLATES[t] (default 4 with d, else the task\'s own)'}
+
+def _wordnet_variant(task:Task, o:dict, name:str)->Task:
+    "The family modifiers `o` on a WordNet task: a hypernym task (d), else a stratified sample (n) and a template (t)."
+    if 'd' in o:
+        return wordnet_hypernym_task(task, fetch_wordnet(fname='data.noun', verbose=False, download=False), o['d'], o.get('min', 100),
+                                     o.get('n', 4000), o.get('t', 4), o.get('s', 0), name=name)
+    if 'min' in o: raise ValueError(f"task {name!r}: min<size> applies to hypernym classes only (with d<depth>)")
+    if 'n' in o: task = stratified_task(task, o['n'], o.get('s', 0), name=name)
+    return with_template(task, o['t']) if 't' in o else task
+
+WORDNET_FAMILIES = {
+    'wordnet-nouns': register_task_family('wordnet-nouns', TaskFamily(_WORDNET_MODIFIERS, _wordnet_variant)),
+    'wordnet-verbs': register_task_family('wordnet-verbs', TaskFamily({k: _WORDNET_MODIFIERS[k] for k in 'nt'}, _wordnet_variant)),
+    'wordnet-sample': register_task_family('wordnet-sample', TaskFamily({'t': _WORDNET_MODIFIERS['t']}, _wordnet_variant)),
+}

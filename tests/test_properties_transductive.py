@@ -1,10 +1,12 @@
-"""Property-based tests of the transductive baselines (`geotter.peers`): TransCLIP-ZS, ZLaP and StatA.
+"""Property-based tests of the transductive baselines (`geotter.peers`): TransCLIP-ZS, ZLaP, StatA, MOON and TDA.
 
 For any small batch of embeddings (including zero and constant dimensions and duplicated samples),
 every method returns finite class probabilities (rows on the simplex) of the input's type, is
 equivariant to a relabelling of the samples, and rejects bad arguments with an error that names them.
 StatA also keeps them on batches of any size and class content (n = 1, n = 2, n < m, one class), never
 increases its objective in its exact form, and keeps the classes predicted for no sample at their anchors.
+MOON (both readings, both normalisers) and TDA (both orders, on one batch and carried over a stream) keep the same
+properties on the same batches, and on batches of one or two samples.
 """
 import math
 
@@ -14,7 +16,7 @@ import torch
 from hypothesis import assume, given, strategies as st
 
 from geotter.core import predict
-from geotter.peers import transclip_zs, zlap, zlap_graph, normalized_adjacency, stata
+from geotter.peers import transclip_zs, zlap, zlap_graph, normalized_adjacency, stata, moon, tda, StreamingTDA
 from geotter.peers import _affinity, _anchor_variance, _inputs, _stata_run, _variance_floor
 
 METHODS = {'transclip-zs': transclip_zs, 'zlap': zlap, 'stata': stata}
@@ -268,3 +270,66 @@ def test_zlap_matches_its_definition(batch, gamma, alpha, k, include_self):
     got = zlap(X, Y, k=k, gamma=gamma, alpha=alpha, include_self=include_self, tol=1e-13, max_iter=1000)
     want = zlap_reference(X, Y, k, gamma, alpha, include_self)
     np.testing.assert_allclose(got, want, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------------------------------- MOON and TDA
+
+ONLINE = {'moon': lambda X, Y, **kw: moon(X, Y, **kw), 'moon-unit': lambda X, Y, **kw: moon(X, Y, anchor='unit', **kw),
+          'moon-debye': lambda X, Y, **kw: moon(X, Y, normaliser='debye', **kw), 'tda': lambda X, Y, **kw: tda(X, Y, **kw),
+          'tda-each': lambda X, Y, **kw: tda(X, Y, after_batch=False, **kw)}
+
+@pytest.mark.parametrize('name', ONLINE)
+@given(batch=batches(min_n=2), cut=st.integers(1, 2))
+def test_moon_tda_valid_probabilities(name, batch, cut):
+    "Finite rows on the simplex, numpy in -> numpy out, on any batch and on its first one or two samples."
+    X, Y = batch
+    for Xb in (X, X[:cut]):
+        P = ONLINE[name](Xb, Y)
+        assert isinstance(P, np.ndarray) and P.dtype == np.float64
+        _is_probability(P, len(Xb), len(Y), atol=1e-8)
+
+@pytest.mark.parametrize('name', ['moon', 'moon-unit', 'tda'])
+@given(batch=batches(), seed=st.integers(0, 1000))
+def test_moon_tda_permutation_equivariance(name, batch, seed):
+    "Relabelling the samples permutes the output rows (TDA scored after the whole batch entered its caches)."
+    X, Y = batch
+    X = X + 1e-3 * np.random.default_rng(seed).normal(size=X.shape)   # no exact k-NN or entropy ties
+    perm = np.random.default_rng(seed).permutation(len(X))
+    np.testing.assert_allclose(ONLINE[name](X[perm], Y), ONLINE[name](X, Y)[perm], atol=1e-8)
+
+@pytest.mark.parametrize('name', ONLINE)
+@given(batch=batches(max_n=20))
+def test_moon_tda_torch_and_float32(name, batch):
+    "torch in -> torch out, equal to numpy; float32 in -> finite float32 probabilities out."
+    X, Y = batch
+    P, T = ONLINE[name](X, Y), ONLINE[name](torch.as_tensor(X), torch.as_tensor(Y))
+    assert isinstance(T, torch.Tensor) and T.dtype == torch.float64
+    np.testing.assert_allclose(T.numpy(), P, atol=1e-10)
+    T32 = ONLINE[name](torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(Y, dtype=torch.float32))
+    assert T32.dtype == torch.float32
+    _is_probability(T32.double().numpy(), len(X), len(Y), atol=1e-5)
+
+@given(batch=batches(), b=st.integers(1, 16))
+def test_streaming_tda_state_is_bounded(batch, b):
+    "Carried over a stream, TDA's caches never hold more than their capacity: the state's size does not grow."
+    X, Y = batch
+    model = StreamingTDA(Y)
+    size = model.state_size()
+    for s in range(0, len(X), b):
+        labels = model.partial_fit_predict(X[s:s + b])
+        assert labels.shape == (len(X[s:s + b]),) and ((0 <= labels) & (labels < len(Y))).all()
+        assert model.state_size() == size
+    assert model.cache.n_seen == len(X)
+
+BAD_ONLINE = [(moon, dict(k=-1), 'k=-1'), (moon, dict(n_iter=0), 'n_iter=0'), (moon, dict(counts='all'), "counts='all'"),
+              (moon, dict(anchor='text'), "anchor='text'"), (moon, dict(normaliser='exact'), "normaliser='exact'"),
+              (moon, dict(temperature=0.0), 'temperature=0.0'), (moon, dict(logits=np.zeros((3, 2))), 'logits has 3 rows'),
+              (tda, dict(pos_capacity=-1), 'pos_capacity=-1'), (tda, dict(neg_alpha=-0.1), 'neg_alpha=-0.1'),
+              (tda, dict(entropy_band=(0.3,)), 'entropy_band=(0.3,)'), (tda, dict(neg_probability=1.5), 'neg_probability=1.5'),
+              (tda, dict(after_batch='yes'), "after_batch='yes'"), (tda, dict(logits=np.zeros((3, 2))), 'logits has 3 rows')]
+
+@pytest.mark.parametrize('f,kw,msg', BAD_ONLINE, ids=[f'{f.__name__}-{m}' for f, _, m in BAD_ONLINE])
+def test_moon_tda_bad_arguments_are_named(f, kw, msg):
+    rng = np.random.default_rng(0)
+    with pytest.raises((ValueError, TypeError), match=msg.replace('(', r'\(').replace(')', r'\)')):
+        f(rng.normal(size=(10, 4)), rng.normal(size=(2, 4)), **kw)

@@ -26,7 +26,7 @@ from ..transport import DEFAULT_REG, otter, solve_ot
 from ..exact import emd
 from ..entropic import sinkhorn, sinkhorn_unbalanced
 from ..baselines import prior_matching, fenchel_prior_matching
-from ..peers import transclip_zs, stata, zlap
+from ..peers import transclip_zs, stata, zlap, moon, tda, StreamingTDA
 from ..method import geotter as _geotter   # the function (the notebook imports the package as `geotter` too)
 from ..options import PAPER_DEFAULTS
 from ..pipeline import GeoTTERResult, smooth_plan
@@ -37,14 +37,14 @@ from ..synthetic import make_long_tail
 from ..data import load_task
 
 # %% auto #0
-__all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'PEER_METHODS', 'TABLE1_METHODS', 'METHOD_LABELS', 'COLUMN_LABELS', 'SEEDED_METHODS',
-           'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K', 'GRID_ALPHA', 'MULTI_STEPS', 'BASELINE_OPTIONS', 'MAX_N',
-           'prepare_task', 'geotter_on_task', 'run_method', 'task_dataset', 'dataset_key', 'task_backbone', 'subsample',
-           'load_tasks', 'tasks_note', 'results_root', 'array_checksum', 'task_checksum', 'config_key', 'ResultStore',
-           'unit_key', 'stored_rows', 'predict_method', 'run_jobs', 'run_benchmark', 'table1', 'format_table',
-           'backbone_tables', 'gains', 'config_grid', 'grid_prepare', 'grid_unit', 'grid_scores', 'lodo_select', 'lodo',
-           'lodo_results', 'cfgs_ablation', 'plot_sweeps', 'plot_iterations', 'run_lodo', 'run_table1', 'run_ablations',
-           'prior_estimates', 'label_free_eval', 'run_label_free']
+__all__ = ['DEFAULT_TASKS', 'RESULTS_ENV', 'ONLINE_PEERS', 'PEER_METHODS', 'TABLE1_METHODS', 'METHOD_LABELS', 'COLUMN_LABELS',
+           'SEEDED_METHODS', 'BACKBONE_COLUMNS', 'GRID_BETA', 'GRID_K', 'GRID_ALPHA', 'MULTI_STEPS', 'BASELINE_OPTIONS',
+           'MAX_N', 'prepare_task', 'geotter_on_task', 'run_method', 'task_dataset', 'dataset_key', 'task_backbone',
+           'subsample', 'load_tasks', 'tasks_note', 'results_root', 'array_checksum', 'task_checksum', 'config_key',
+           'ResultStore', 'unit_key', 'stored_rows', 'predict_method', 'run_jobs', 'run_benchmark', 'table1',
+           'format_table', 'backbone_tables', 'gains', 'config_grid', 'grid_prepare', 'grid_unit', 'grid_scores',
+           'lodo_select', 'lodo', 'lodo_results', 'cfgs_ablation', 'plot_sweeps', 'plot_iterations', 'run_lodo',
+           'run_table1', 'run_ablations', 'prior_estimates', 'label_free_eval', 'run_label_free']
 
 # %% ../../nbs/studies/30_experiments.ipynb #4a3dfd04
 def prepare_task(task:Task,            # embeddings and/or logits (labels unused)
@@ -63,12 +63,14 @@ def geotter_on_task(task:Task,          # embeddings and/or logits (labels unuse
     return prepare_task(task, **geometry).adapt(prior, **transport)
 
 # %% ../../nbs/studies/30_experiments.ipynb #4a085158
+_WITH_LOGITS = ('transclip-zs', 'stata', 'moon', 'tda')   # the peers that read the classifier's logits (`logits=`)
+
 def _prior_free(method:str, task:Task, **kwargs)->np.ndarray:
-    "Labels of TransCLIP-ZS, ZLaP or StatA on a task: embeddings, or logit features for a logit-only task."
+    "Labels of TransCLIP-ZS, ZLaP, StatA, MOON or TDA (the task as one batch) on a task: embeddings, or logit features for a logit-only task."
     X, Y = (task.X, task.Y) if task.X is not None else logit_features(task.logits)
-    if method == 'transclip-zs': return np.asarray(predict(transclip_zs(X, Y, logits=task.logits, **kwargs)))
-    if method == 'stata': return np.asarray(predict(stata(X, Y, logits=task.logits, **kwargs)))
-    return np.asarray(predict(zlap(X, Y, **kwargs)))
+    if method == 'zlap': return np.asarray(predict(zlap(X, Y, **kwargs)))
+    f = dict(zip(_WITH_LOGITS, (transclip_zs, stata, moon, tda)))[method]
+    return np.asarray(predict(f(X, Y, logits=task.logits, **kwargs)))
 
 # %% ../../nbs/studies/30_experiments.ipynb #930c4031
 def run_method(method:str,            # one of METHODS
@@ -94,7 +96,7 @@ def run_method(method:str,            # one of METHODS
     if method in ('geotter', 'multi-geotter', 'geotter-unknown'):
         opts = {'steps': 2, **kwargs} if method == 'multi-geotter' else kwargs
         return np.asarray(geotter_on_task(task, None if unknown else prior, **opts).labels)
-    if method in ('transclip-zs', 'zlap', 'stata'): return _prior_free(method, task, **kwargs)
+    if method in ('zlap',) + _WITH_LOGITS: return _prior_free(method, task, **kwargs)
     logits = task.zero_shot_logits()
     if method == 'zs':
         if kwargs: raise TypeError(f"method 'zs' takes no options; got {', '.join(sorted(kwargs))}")
@@ -286,10 +288,11 @@ def stored_rows(store:ResultStore,       # where the rows are kept
 # %% ../../nbs/studies/30_experiments.ipynb #398e1fb4
 _BASELINES = ('zs', 'pm', 'otter', 'fpm', 'sinkhorn')
 _GEOTTER_FAMILY = ('geotter-nolr', 'geotter-unknown', 'geotter', 'multi-geotter')
-PEER_METHODS = tuple(m for m in METHODS if m not in _BASELINES + _GEOTTER_FAMILY)  # label-ratio-free transductive baselines
+ONLINE_PEERS = ('tda',)   # peers made for streams: scored on streams (`studies.streaming`), not in Table 1
+PEER_METHODS = tuple(m for m in METHODS if m not in _BASELINES + _GEOTTER_FAMILY + ONLINE_PEERS)  # label-ratio-free transductive baselines
 TABLE1_METHODS = tuple(m for m in _BASELINES if m in METHODS) + PEER_METHODS + _GEOTTER_FAMILY
 METHOD_LABELS = {'zs': 'ZS', 'pm': 'PM', 'otter': 'OTTER', 'fpm': 'FPM', 'sinkhorn': 'Sinkhorn', 'transclip-zs': 'TransCLIP-ZS',
-           'zlap': 'ZLaP', 'stata': 'StatA', 'geotter-nolr': 'GeoTTER w/o LR',
+           'zlap': 'ZLaP', 'stata': 'StatA', 'moon': 'MOON', 'tda': 'TDA', 'geotter-nolr': 'GeoTTER w/o LR',
            'geotter-unknown': 'GeoTTER, label ratio unknown', 'geotter': 'GeoTTER w/ LR', 'multi-geotter': 'Multi-GeoTTER'}
 COLUMN_LABELS = {m: METHOD_LABELS.get(m, m) for m in TABLE1_METHODS}
 SEEDED_METHODS = ('geotter', 'multi-geotter', 'geotter-nolr', 'geotter-unknown')
@@ -321,7 +324,8 @@ def _method_options(method:str)->set|None:
           _takes(sinkhorn, 'cost', 'a', 'b') | _takes(sinkhorn_unbalanced, 'cost', 'a', 'b'))   # OTTER's, and its solvers'
     takes = {'zs': set(), 'pm': _takes(prior_matching, 'logits'), 'fpm': _takes(fenchel_prior_matching, 'logits'),
              'otter': ot, 'sinkhorn': ot - {'solver'}, 'transclip-zs': _takes(transclip_zs, 'X', 'Y', 'logits'),
-             'stata': _takes(stata, 'X', 'Y', 'logits'), 'zlap': _takes(zlap, 'X', 'Y'),
+             'stata': _takes(stata, 'X', 'Y', 'logits'), 'zlap': _takes(zlap, 'X', 'Y'), 'moon': _takes(moon, 'X', 'Y', 'logits'),
+             'tda': _takes(StreamingTDA, 'Y'),
              'geotter': geo, 'multi-geotter': geo, 'geotter-unknown': geo}.get(method)
     return None if takes is None else takes | {'prior'}                           # prior: `run_method`'s own
 
