@@ -415,7 +415,7 @@ def read_entry(path:str|Path,      # entry directory
             arrays, m, same = _read_once(path, verify)
             if same: return arrays, m
         except StoreError:
-            if (_manifest_bytes(path) == raw and not _rewriting(path)) or time.monotonic() > deadline: raise
+            if _manifest_bytes(path) == raw and not _rewriting(path): raise      # a damaged entry, not a rewrite
         if time.monotonic() > deadline:
             raise StoreError(f"{path}: rewritten by another process all through {READ_PATIENCE:g} s of reading; read it again later")
         time.sleep(wait); wait = min(2 * wait, 0.1)

@@ -135,6 +135,7 @@ t_end, i = time.time() + float(sys.argv[3]), 0
 while time.time() < t_end and not os.path.exists(sys.argv[4]):     # until the reader has seen enough, or the time is up
     v = i % 2 + 1
     write_entry(sys.argv[1], dict(X=np.full((300, 64), v, np.float32), labels=np.arange(300) + v), dict(v=v)); i += 1
+    time.sleep(0.005)                 # a pause between rewrites: back to back, a reader on loaded cores may lose every race for READ_PATIENCE
 print(i)
 """
 
@@ -152,7 +153,7 @@ def test_reader_sees_the_old_or_the_new_entry_during_rewrites(verify):
             arrays, m = read_entry(e, verify=verify)
             v = m['v']; seen[v] += 1
             assert (arrays['X'] == v).all() and (arrays['labels'] == np.arange(300) + v).all(), f"a read mixed versions: {m}"
-            if seen[1] + seen[2] >= 40: stop.touch()                     # a busy machine slows both sides: count reads, not seconds
+            if min(seen[1], seen[2]) >= 20: stop.touch()                 # loaded cores slow both sides: count reads of each version, not seconds
         out, err = w.communicate()
         assert w.returncode == 0, err
         assert int(out) >= 2 and seen[1] + seen[2] >= 40, (out, seen)      # both versions written, many reads during the rewrites
