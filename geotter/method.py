@@ -7,6 +7,8 @@ from __future__ import annotations
 import math, time
 from dataclasses import dataclass, field
 
+from fastcore.basics import patch
+
 import numpy as np
 import torch
 
@@ -47,29 +49,13 @@ def _geometry_config(o:GeometryOptions, entries:int, dtype)->dict:
     return dict(cost_temperature=check_temperature(o.cost_temperature, 'cost_temperature', dtype=dtype), beta=o.beta, k=o.k, n_clusters=o.n_clusters,
                 seed=o.seed, n_init=o.n_init, include_self=o.include_self, knn_method=o.knn_method, backend=backend)
 
-# %% ../nbs/13_method.ipynb #c5284aeb
-def _adapt_options(prep, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)->tuple:
-    "(options of the result's config, smoothing mode, transport keywords): checked, 'auto' resolved."
-    k = min(prep.config['k'] if k is None else check_int(k, 'k', low=1), prep.n - 1)   # a batch of n has n - 1 neighbours
-    mode, ot_kw = _check_options(preserve_prior, solver, reg, rho)
-    beta = prep.config['beta'] if beta is None else beta
-    if prep.backend == 'chunked':
-        if solver not in CHUNKED_SOLVERS: _refuse_chunked('solver', solver, f"its solvers are {CHUNKED_SOLVERS}")
-        if mode is not None: _refuse_chunked('preserve_prior', preserve_prior, "it needs the dense plan or cost")
-        if isinstance(beta, str) and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
-    o = dict(beta=_weight(beta, 'beta', prep._auto_beta), k=k, alpha=_weight(alpha, 'alpha', lambda: 1 / (1 + max(k, 1))),
-             steps=check_int(steps, 'steps', low=0), solver=solver, reg=reg, rho=rho, preserve_prior=mode or False,
-             prior_weight=check_scalar(prior_weight, 'prior_weight'))
-    if prep.backend == 'chunked' and solver == 'unbalanced': ot_kw = dict(ot_kw, seed=prep.config['seed'])  # the ratio's sample
-    return o, mode, ot_kw
-
 # %% ../nbs/13_method.ipynb #93588f9d
 def _kmeans_partition(X:torch.Tensor, config:dict, m:int)->tuple:
     "k-means centres (K, d) and clusters (n,) of the unit rows, with K = `n_clusters` (default: one per class, at most n // 2)."
     K = min(m, max(1, len(X) // 2)) if config['n_clusters'] is None else config['n_clusters']
     return _kmeans(X, _kmeans_options(len(X), K, config['seed'], n_init=config['n_init']))   # X: checked unit rows
 
-# %% ../nbs/13_method.ipynb #295db4da
+# %% ../nbs/13_method.ipynb #0aa89927
 @dataclass(eq=False)
 class Prepared:
     "A test batch prepared for GeoTTER by `prepare`: unit embeddings, the cost's logits, and (once) clusters and neighbours."
@@ -90,159 +76,6 @@ class Prepared:
     cluster_table = property(lambda self: self._once('table', lambda: cluster_table(self.partition[0], self.Y)),
                              doc="(K, m) cluster cost 1 - cos(c_k, y_j) of the partition's centres.")
     cluster_cost = property(lambda self: self.cluster_table[self.clusters], doc="(n, m) cluster cost of each sample.")
-
-    def neighbours(self, k:int|None=None)->torch.Tensor:
-        "(n, k) neighbour lists, most similar first, from one search for the largest k asked."
-        k, have, c = self.config['k'] if k is None else check_int(k, 'k', low=1), self._memo.get('neighbours'), self.config
-        if have is None or have.shape[1] < k:
-            have = _knn_search(self.X, check_k(k, self.n), c['include_self'], c['knn_method'], _knn_options(), unit=True).indices
-            self._memo['neighbours'] = have
-        return have[:, :k]
-
-    def graph(self, k:int|None=None)->torch.Tensor:
-        "Sparse (n, n) k-NN adjacency of the prepared rows."
-        return _adjacency(self.neighbours(k), self.X.dtype)
-
-    def cost(self, prior='uniform', *, beta=None, prior_weight:float=0.0)->torch.Tensor:
-        "The fused cost (n, m) for `prior` (used only through `prior_weight`); on the chunked backend it forms the n x m matrix."
-        beta = _weight(self.config['beta'] if beta is None else beta, 'beta', self._auto_beta)
-        C = self._fused(check_prior(prior, self.m, device=self.X.device), beta, check_scalar(prior_weight, 'prior_weight'))
-        return C(self.X, 0) if isinstance(C, BlockCost) else C
-
-    @property
-    def ratio(self)->RatioEstimate:
-        "The batch's estimated label ratio (`estimate_label_ratio` on the zero-shot logits theta * T / 0.01; chunked: of `sample_rows`), computed once."
-        return self._once('ratio', lambda: _label_ratio(self._ratio_logits()))
-
-    def _ratio_logits(self)->torch.Tensor:
-        "float64 theta * T / 0.01 (CLIP's scale) of every row, or (chunked) of the seeded sample `sample_rows(n, seed=seed)`."
-        T = self.config['cost_temperature']             # theta * T first: T / 0.01 may overflow even float64
-        if self.backend == 'dense': return self.theta.to(torch.float64) * T / CLIP_TEMPERATURE
-        rows = torch.as_tensor(sample_rows(self.n, seed=self.config['seed']), device=self.X.device)
-        theta = self.theta[rows] if self.theta is not None else self.X[rows] @ self.Y.T / T
-        return theta.to(torch.float64) * T / CLIP_TEMPERATURE
-
-    @takes_options(AdaptOptions)
-    def adapt(self,
-              prior=None,                    # (m,) target class prior, 'uniform', or None: unknown, estimated (`ratio`)
-              **options,                     # `AdaptOptions`: alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k, refine
-             )->GeoTTERResult:
-        r"""GeoTTER on the prepared batch for one target prior (or none): fused cost, transport, graph smoothing, labels.
-
-        Solves $\pi^\star=\arg\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,(1-\beta)C+\beta C^{\text{cluster}}\rangle$ and returns
-        $T^{(L)}$, $T^{(l)}=\alpha T^{(l-1)}+(1-\alpha)D^{-1}AT^{(l-1)}$, with labels $\arg\max_j T^{(L)}_{ij}$ [1, 2].
-
-        With `prior=None` the label ratio is unknown: the target is the batch's estimated ratio (`Prepared.ratio`,
-        `estimate_label_ratio` on the zero-shot logits $\theta\,T/0.01$) and the transport is semi-relaxed
-        (`solver='unbalanced'`), its class totals pulled toward the target with strength $\rho$ = 2.5 nats of the
-        zero-shot cost ($\rho=0.25$ at $T=0.1$) and entropic weight 0.1 nats, instead of forced to it. On a batch of
-        more than 64 samples a second pass then transports the logits refined by the batch's own class means
-        (`class_mean_logits` of the first pass's plan, weight `refine`) onto the same target.
-
-        A batch smaller than the defaults asks is handled: at most n - 1 neighbours, and (unless `n_clusters` was given)
-        at most n // 2 clusters; a batch of one sample is not smoothed.
-
-        Parameters
-        ----------
-        prior : array of shape (m,), 'uniform' or None, default None
-            Target class prior $\nu$ (zeros allowed); None: unknown, estimated from the batch (above).
-        alpha : float in [0, 1] or 'auto', default 0.3
-            Weight kept on a sample's own row (1: no smoothing; 'auto': $1/(1+k)$).
-        steps : int, default 1
-            Propagation steps $L$ (> 1: Multi-GeoTTER).
-        solver : {'emd', 'sinkhorn', 'unbalanced'} or None
-            Exact transport, entropic, or semi-relaxed entropic (class marginal KL-penalised with strength `rho`);
-            None: 'emd' for a given prior, 'unbalanced' for prior=None. The chunked backend has 'emd' and 'unbalanced'.
-        reg, rho : float or None
-            Entropic weight and class-marginal strength of the entropic solvers (None: the transport defaults, or for
-            prior=None those of `UNKNOWN_RATIO` in GeoTTER's cost units).
-        preserve_prior : False, True, 'project' or 'cost', default False
-            Keep the OT class totals through smoothing: 'project' (True) projects the smoothed plan back (class totals
-            exact, the rows' masses 1/n to an L1 error of 1e-3), 'cost' smooths the cost instead of the plan (an exact
-            plan; dense backend only).
-        prior_weight : float, default 0
-            $\lambda$ of $\lambda\log\nu$ added to the logits (the reference code uses 1).
-        beta, k : optional
-            Overrides of the prepared cluster-cost weight and neighbourhood size (the partition and lists are reused).
-        refine : float >= 0 or None
-            Weight $w$ of `class_mean_logits` in a second pass on the first pass's smoothed plan (0: one pass, the
-            paper's method). None: for prior=None `UNKNOWN_RATIO['refine']` = 1 times $\min(1,\log_2(n/64)/4)^+$ (none
-            on a batch of 64 samples or fewer, all of it from 1,024), 0 for a given prior. Dense backend only: the
-            chunked backend runs one pass.
-
-        Returns
-        -------
-        GeoTTERResult
-            labels, plan, ot_plan, cost, config, prior (the target used); on the chunked backend sparse plans, no cost
-            and the solver's certificate `ot`.
-
-        References
-        ----------
-        [1] GeoTTER: Leveraging Local Geometry of Optimal Transport for Zero-Shot Classification, AISTATS 2026.
-        [2] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala, OTTER: Effortless Label Distribution Adaptation of
-            Zero-shot Models, NeurIPS 2024.
-        
-        Examples
-        --------
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
-        >>> Y = rng.normal(size=(3, 8)); y = np.repeat([0, 1, 2], [10, 5, 15]); X = Y[y] + 0.3 * rng.normal(size=(30, 8))
-        >>> prep = prepare(X, Y)
-        >>> res = prep.adapt(None)                          # label ratio unknown: estimated, soft class marginal
-        >>> res.config['solver'], float((res.labels == y).mean())
-        ('unbalanced', 1.0)
-        """
-        a = AdaptOptions(**_split_options(options, AdaptOptions, caller='adapt')[0])    # each option checked, by name
-        nu, solver, reg, rho = self._target(prior, a.solver, a.reg, a.rho)
-        o, mode, ot_kw = _adapt_options(self, a.alpha, a.steps, solver, reg, rho, a.preserve_prior, a.prior_weight, a.beta, a.k)
-        o['refine'] = self._refine(prior, a.refine)
-        graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
-        passes = lambda theta: _transport_smooth(self._fused(nu, o['beta'], o['prior_weight'], theta), nu, graph, o['alpha'],
-                                                 o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
-        P, T, C, ot, secs = passes(self.theta)
-        if o['refine']:                                    # the second pass, on the batch's class means (dense backend)
-            P, T, C, ot, again = passes(_class_mean_logits(self.X, self.theta, T, o['refine']))
-            secs = {key: secs[key] + again[key] for key in secs}
-        return _result(self.ref, P, T, C, dict(self.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
-
-    def _target(self, prior, solver, reg, rho)->tuple:
-        "(target, solver, reg, rho): the prior given (exact transport by default), or the estimated ratio with a soft class marginal."
-        if prior is not None: return check_prior(prior, self.m, device=self.X.device), 'emd' if solver is None else solver, reg, rho
-        nats = CLIP_TEMPERATURE / self.config['cost_temperature']   # one nat of the zero-shot cost in units of GeoTTER's cost
-        solver = 'unbalanced' if solver is None else solver
-        if solver in ('sinkhorn', 'unbalanced') and reg is None:
-            reg = UNKNOWN_RATIO['reg'] * nats
-            if not reg >= torch.finfo(torch.float64).tiny:             # a subnormal entropic weight: the potentials overflow
-                T = self.config['cost_temperature']
-                raise ValueError(f"cost_temperature={T:g} is too large for transport with the ratio unknown: its entropic weight, "
-                                 f"{UNKNOWN_RATIO['reg']:g} nats of the zero-shot cost = {reg:.3g}, underflows float64; expected "
-                                 f"cost_temperature <= {UNKNOWN_RATIO['reg'] * CLIP_TEMPERATURE / torch.finfo(torch.float64).tiny:.3g}, or pass reg")
-        if solver == 'unbalanced' and rho is None: rho = UNKNOWN_RATIO['rho'] * nats
-        return self.ratio.target.to(self.X.device), solver, reg, rho
-
-    def _refine(self, prior, refine)->float:
-        "The weight of the second pass: `refine` checked, or its default (for prior=None UNKNOWN_RATIO's, ramped with n; else 0)."
-        if refine is None:
-            if prior is not None or self.backend == 'chunked': return 0.0
-            small, large = UNKNOWN_RATIO['refine_batch']          # no weight up to `small` samples, all of it from `large`
-            return UNKNOWN_RATIO['refine'] * min(1.0, max(0.0, math.log(self.n / small) / math.log(large / small)))
-        w = check_scalar(refine, 'refine', low=0)
-        if w and self.backend == 'chunked': _refuse_chunked('refine', refine, "the class means need the dense plan; pass 0")
-        return w
-
-    def _fused(self, nu:torch.Tensor, beta:float, prior_weight:float, theta:torch.Tensor|None=None):
-        "Steps 1-2 for a prior: the dense fused cost (of `theta` if given, else the prepared one), or (chunked) its `BlockCost`."
-        lp = _log_prior(nu, prior_weight, self.X.dtype)
-        table, z = (self.cluster_table, self.clusters) if beta else (None, None)
-        if self.backend == 'dense': return fused_cost(self.theta if theta is None else theta, beta, table, z, lp)
-        return BlockCost(self.Y, self.config['cost_temperature'], beta, table, z, log_prior=lp, theta=self.theta, unit_rows=True)
-
-    def _auto_beta(self)->float:
-        "The data-driven beta of the batch (Sec. 5.3, `geotter.noise`), computed once on its k-means partition."
-        c = self.config
-        return self._once('auto_beta', lambda: data_driven_defaults(
-            self.X, self.Y, self.logits, k=c['k'], cost_temperature=c['cost_temperature'],
-            n_clusters=c['n_clusters'], seed=c['seed'], n_init=c['n_init'], partition=self.partition)['beta'])
 
     def _once(self, key, make):
         if key not in self._memo: self._memo[key] = make()
@@ -324,6 +157,189 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
     T = config['cost_temperature']
     theta = L * (CLIP_TEMPERATURE / T) if L is not None else None if config['backend'] == 'chunked' else Xn @ Yn.T / T
     return Prepared(Xn, Yn, theta, config, logits=L, ref=X)
+
+# %% ../nbs/13_method.ipynb #f049d725
+@patch
+def neighbours(self:Prepared, k:int|None=None)->torch.Tensor:
+    "(n, k) neighbour lists, most similar first, from one search for the largest k asked."
+    k, have, c = self.config['k'] if k is None else check_int(k, 'k', low=1), self._memo.get('neighbours'), self.config
+    if have is None or have.shape[1] < k:
+        have = _knn_search(self.X, check_k(k, self.n), c['include_self'], c['knn_method'], _knn_options(), unit=True).indices
+        self._memo['neighbours'] = have
+    return have[:, :k]
+
+@patch
+def graph(self:Prepared, k:int|None=None)->torch.Tensor:
+    "Sparse (n, n) k-NN adjacency of the prepared rows."
+    return _adjacency(self.neighbours(k), self.X.dtype)
+
+# %% ../nbs/13_method.ipynb #d7b9d166
+@patch
+def _fused(self:Prepared, nu:torch.Tensor, beta:float, prior_weight:float, theta:torch.Tensor|None=None):
+    "Steps 1-2 for a prior: the dense fused cost (of `theta` if given, else the prepared one), or (chunked) its `BlockCost`."
+    lp = _log_prior(nu, prior_weight, self.X.dtype)
+    table, z = (self.cluster_table, self.clusters) if beta else (None, None)
+    if self.backend == 'dense': return fused_cost(self.theta if theta is None else theta, beta, table, z, lp)
+    return BlockCost(self.Y, self.config['cost_temperature'], beta, table, z, log_prior=lp, theta=self.theta, unit_rows=True)
+
+@patch
+def _auto_beta(self:Prepared)->float:
+    "The data-driven beta of the batch (Sec. 5.3, `geotter.noise`), computed once on its k-means partition."
+    c = self.config
+    return self._once('auto_beta', lambda: data_driven_defaults(
+        self.X, self.Y, self.logits, k=c['k'], cost_temperature=c['cost_temperature'],
+        n_clusters=c['n_clusters'], seed=c['seed'], n_init=c['n_init'], partition=self.partition)['beta'])
+
+@patch
+def cost(self:Prepared, prior='uniform', *, beta=None, prior_weight:float=0.0)->torch.Tensor:
+    "The fused cost (n, m) for `prior` (used only through `prior_weight`); on the chunked backend it forms the n x m matrix."
+    beta = _weight(self.config['beta'] if beta is None else beta, 'beta', self._auto_beta)
+    C = self._fused(check_prior(prior, self.m, device=self.X.device), beta, check_scalar(prior_weight, 'prior_weight'))
+    return C(self.X, 0) if isinstance(C, BlockCost) else C
+
+# %% ../nbs/13_method.ipynb #d6d205f0
+@patch(as_prop=True)
+def ratio(self:Prepared)->RatioEstimate:
+    "The batch's estimated label ratio (`estimate_label_ratio` on the zero-shot logits theta * T / 0.01; chunked: of `sample_rows`), computed once."
+    return self._once('ratio', lambda: _label_ratio(self._ratio_logits()))
+
+@patch
+def _ratio_logits(self:Prepared)->torch.Tensor:
+    "float64 theta * T / 0.01 (CLIP's scale) of every row, or (chunked) of the seeded sample `sample_rows(n, seed=seed)`."
+    T = self.config['cost_temperature']             # theta * T first: T / 0.01 may overflow even float64
+    if self.backend == 'dense': return self.theta.to(torch.float64) * T / CLIP_TEMPERATURE
+    rows = torch.as_tensor(sample_rows(self.n, seed=self.config['seed']), device=self.X.device)
+    theta = self.theta[rows] if self.theta is not None else self.X[rows] @ self.Y.T / T
+    return theta.to(torch.float64) * T / CLIP_TEMPERATURE
+
+# %% ../nbs/13_method.ipynb #c5284aeb
+def _adapt_options(prep, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)->tuple:
+    "(options of the result's config, smoothing mode, transport keywords): checked, 'auto' resolved."
+    k = min(prep.config['k'] if k is None else check_int(k, 'k', low=1), prep.n - 1)   # a batch of n has n - 1 neighbours
+    mode, ot_kw = _check_options(preserve_prior, solver, reg, rho)
+    beta = prep.config['beta'] if beta is None else beta
+    if prep.backend == 'chunked':
+        if solver not in CHUNKED_SOLVERS: _refuse_chunked('solver', solver, f"its solvers are {CHUNKED_SOLVERS}")
+        if mode is not None: _refuse_chunked('preserve_prior', preserve_prior, "it needs the dense plan or cost")
+        if isinstance(beta, str) and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
+    o = dict(beta=_weight(beta, 'beta', prep._auto_beta), k=k, alpha=_weight(alpha, 'alpha', lambda: 1 / (1 + max(k, 1))),
+             steps=check_int(steps, 'steps', low=0), solver=solver, reg=reg, rho=rho, preserve_prior=mode or False,
+             prior_weight=check_scalar(prior_weight, 'prior_weight'))
+    if prep.backend == 'chunked' and solver == 'unbalanced': ot_kw = dict(ot_kw, seed=prep.config['seed'])  # the ratio's sample
+    return o, mode, ot_kw
+
+# %% ../nbs/13_method.ipynb #5b5fa51a
+@patch
+def _target(self:Prepared, prior, solver, reg, rho)->tuple:
+    "(target, solver, reg, rho): the prior given (exact transport by default), or the estimated ratio with a soft class marginal."
+    if prior is not None: return check_prior(prior, self.m, device=self.X.device), 'emd' if solver is None else solver, reg, rho
+    nats = CLIP_TEMPERATURE / self.config['cost_temperature']   # one nat of the zero-shot cost in units of GeoTTER's cost
+    solver = 'unbalanced' if solver is None else solver
+    if solver in ('sinkhorn', 'unbalanced') and reg is None:
+        reg = UNKNOWN_RATIO['reg'] * nats
+        if not reg >= torch.finfo(torch.float64).tiny:             # a subnormal entropic weight: the potentials overflow
+            T = self.config['cost_temperature']
+            raise ValueError(f"cost_temperature={T:g} is too large for transport with the ratio unknown: its entropic weight, "
+                             f"{UNKNOWN_RATIO['reg']:g} nats of the zero-shot cost = {reg:.3g}, underflows float64; expected "
+                             f"cost_temperature <= {UNKNOWN_RATIO['reg'] * CLIP_TEMPERATURE / torch.finfo(torch.float64).tiny:.3g}, or pass reg")
+    if solver == 'unbalanced' and rho is None: rho = UNKNOWN_RATIO['rho'] * nats
+    return self.ratio.target.to(self.X.device), solver, reg, rho
+
+@patch
+def _refine(self:Prepared, prior, refine)->float:
+    "The weight of the second pass: `refine` checked, or its default (for prior=None UNKNOWN_RATIO's, ramped with n; else 0)."
+    if refine is None:
+        if prior is not None or self.backend == 'chunked': return 0.0
+        small, large = UNKNOWN_RATIO['refine_batch']          # no weight up to `small` samples, all of it from `large`
+        return UNKNOWN_RATIO['refine'] * min(1.0, max(0.0, math.log(self.n / small) / math.log(large / small)))
+    w = check_scalar(refine, 'refine', low=0)
+    if w and self.backend == 'chunked': _refuse_chunked('refine', refine, "the class means need the dense plan; pass 0")
+    return w
+
+# %% ../nbs/13_method.ipynb #6e99ced0
+@patch
+@takes_options(AdaptOptions)
+def adapt(self:Prepared,
+          prior=None,                    # (m,) target class prior, 'uniform', or None: unknown, estimated (`ratio`)
+          **options,                     # `AdaptOptions`: alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k, refine
+         )->GeoTTERResult:
+    r"""GeoTTER on the prepared batch for one target prior (or none): fused cost, transport, graph smoothing, labels.
+
+    Solves $\pi^\star=\arg\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,(1-\beta)C+\beta C^{\text{cluster}}\rangle$ and returns
+    $T^{(L)}$, $T^{(l)}=\alpha T^{(l-1)}+(1-\alpha)D^{-1}AT^{(l-1)}$, with labels $\arg\max_j T^{(L)}_{ij}$ [1, 2].
+
+    With `prior=None` the label ratio is unknown: the target is the batch's estimated ratio (`Prepared.ratio`,
+    `estimate_label_ratio` on the zero-shot logits $\theta\,T/0.01$) and the transport is semi-relaxed
+    (`solver='unbalanced'`), its class totals pulled toward the target with strength $\rho$ = 2.5 nats of the
+    zero-shot cost ($\rho=0.25$ at $T=0.1$) and entropic weight 0.1 nats, instead of forced to it. On a batch of
+    more than 64 samples a second pass then transports the logits refined by the batch's own class means
+    (`class_mean_logits` of the first pass's plan, weight `refine`) onto the same target.
+
+    A batch smaller than the defaults asks is handled: at most n - 1 neighbours, and (unless `n_clusters` was given)
+    at most n // 2 clusters; a batch of one sample is not smoothed.
+
+    Parameters
+    ----------
+    prior : array of shape (m,), 'uniform' or None, default None
+        Target class prior $\nu$ (zeros allowed); None: unknown, estimated from the batch (above).
+    alpha : float in [0, 1] or 'auto', default 0.3
+        Weight kept on a sample's own row (1: no smoothing; 'auto': $1/(1+k)$).
+    steps : int, default 1
+        Propagation steps $L$ (> 1: Multi-GeoTTER).
+    solver : {'emd', 'sinkhorn', 'unbalanced'} or None
+        Exact transport, entropic, or semi-relaxed entropic (class marginal KL-penalised with strength `rho`);
+        None: 'emd' for a given prior, 'unbalanced' for prior=None. The chunked backend has 'emd' and 'unbalanced'.
+    reg, rho : float or None
+        Entropic weight and class-marginal strength of the entropic solvers (None: the transport defaults, or for
+        prior=None those of `UNKNOWN_RATIO` in GeoTTER's cost units).
+    preserve_prior : False, True, 'project' or 'cost', default False
+        Keep the OT class totals through smoothing: 'project' (True) projects the smoothed plan back (class totals
+        exact, the rows' masses 1/n to an L1 error of 1e-3), 'cost' smooths the cost instead of the plan (an exact
+        plan; dense backend only).
+    prior_weight : float, default 0
+        $\lambda$ of $\lambda\log\nu$ added to the logits (the reference code uses 1).
+    beta, k : optional
+        Overrides of the prepared cluster-cost weight and neighbourhood size (the partition and lists are reused).
+    refine : float >= 0 or None
+        Weight $w$ of `class_mean_logits` in a second pass on the first pass's smoothed plan (0: one pass, the
+        paper's method). None: for prior=None `UNKNOWN_RATIO['refine']` = 1 times $\min(1,\log_2(n/64)/4)^+$ (none
+        on a batch of 64 samples or fewer, all of it from 1,024), 0 for a given prior. Dense backend only: the
+        chunked backend runs one pass.
+
+    Returns
+    -------
+    GeoTTERResult
+        labels, plan, ot_plan, cost, config, prior (the target used); on the chunked backend sparse plans, no cost
+        and the solver's certificate `ot`.
+
+    References
+    ----------
+    [1] GeoTTER: Leveraging Local Geometry of Optimal Transport for Zero-Shot Classification, AISTATS 2026.
+    [2] C. Shin, J. Zhao, S. Cromp, H. Vishwakarma, F. Sala, OTTER: Effortless Label Distribution Adaptation of
+        Zero-shot Models, NeurIPS 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Y = rng.normal(size=(3, 8)); y = np.repeat([0, 1, 2], [10, 5, 15]); X = Y[y] + 0.3 * rng.normal(size=(30, 8))
+    >>> prep = prepare(X, Y)
+    >>> res = prep.adapt(None)                          # label ratio unknown: estimated, soft class marginal
+    >>> res.config['solver'], float((res.labels == y).mean())
+    ('unbalanced', 1.0)
+    """
+    a = AdaptOptions(**_split_options(options, AdaptOptions, caller='adapt')[0])    # each option checked, by name
+    nu, solver, reg, rho = self._target(prior, a.solver, a.reg, a.rho)
+    o, mode, ot_kw = _adapt_options(self, a.alpha, a.steps, solver, reg, rho, a.preserve_prior, a.prior_weight, a.beta, a.k)
+    o['refine'] = self._refine(prior, a.refine)
+    graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
+    passes = lambda theta: _transport_smooth(self._fused(nu, o['beta'], o['prior_weight'], theta), nu, graph, o['alpha'],
+                                             o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
+    P, T, C, ot, secs = passes(self.theta)
+    if o['refine']:                                    # the second pass, on the batch's class means (dense backend)
+        P, T, C, ot, again = passes(_class_mean_logits(self.X, self.theta, T, o['refine']))
+        secs = {key: secs[key] + again[key] for key in secs}
+    return _result(self.ref, P, T, C, dict(self.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
 
 # %% ../nbs/13_method.ipynb #a8a40592
 GEOMETRY_OPTIONS = option_names(GeometryOptions) + ('logits',)      # `prepare`'s keyword arguments
