@@ -1,52 +1,64 @@
-"""Tiny problems (the size of the notebooks' tests) on one intra-op thread against two, side by side.
+"""GeoTTER's time on idle and on busy cores, with the package choosing its threads ('auto') beside fixed counts.
 
-    python bench/threads.py          # bench/results/threads.csv: median seconds per call on 1 and 2 threads, and their ratio
+    .venv/bin/python bench/threads.py                 # idle, then with 2 CPU-bound background processes
+    .venv/bin/python bench/threads.py --load 0 2 4    # any background loads
 
-Why the notebooks' tests call `torch.set_num_threads(1)`: on problems this small, waking a second thread costs
-more than the work it takes over. Each problem runs `REPEAT` times on 1 thread, then on 2, alternating in rounds so
-that both see the same machine; the load average at the start and the end is recorded beside the timings.
-Nothing here is a test.
+Each background process runs torch matrix products on torch's default threads (another user's job). For every load,
+shape and thread setting, `geotter(X, Y)` (ratio unknown) is timed best of `--repeat`, settings interleaved so that
+they see the same machine; writes bench/results/threads.csv with the ratio of each setting to the best fixed count.
 """
-import os, time, warnings
+import argparse, multiprocessing as mp, os, time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import torch
+SHAPES = ((64, 1000, 512), (1000, 100, 64), (3000, 40, 64))
+SETTINGS = ('auto', '1', str(os.cpu_count() or 1))          # the package's choice; one thread; torch's default (all cores)
 
-from geotter import geotter, kmeans, knn_graph, otter, sinkhorn
+def _burn(stop):
+    import torch
+    a = torch.randn(512, 512)
+    while not stop.is_set(): a = (a @ a).tanh()
 
-OUT = Path(__file__).resolve().parent / 'results'
-REPEAT, ROUNDS = 20, 3
-
-def problems():
-    "name -> call, on a 40 x 5 batch in 10 dimensions (the notebooks' test size)."
-    rng = np.random.default_rng(0)
-    Y = rng.normal(size=(5, 10)); X = Y[rng.integers(5, size=40)] + 0.5 * rng.normal(size=(40, 10))
-    L, prior = X @ Y.T, rng.dirichlet(np.ones(5))
-    C = -torch.log_softmax(torch.tensor(L), 1)
-    return {'otter (emd)': lambda: otter(L, prior), 'sinkhorn': lambda: sinkhorn(C, 'uniform', prior, reg=0.1),
-            'kmeans (40 rows)': lambda: kmeans(X, 5), 'knn_graph (40 rows)': lambda: knn_graph(X, 5),
-            'geotter': lambda: geotter(X, Y, prior, k=5)}
-
-def median_time(f, threads:int)->float:
-    torch.set_num_threads(threads)
-    ts = []
-    for _ in range(REPEAT):
-        t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
+def _time(fn, repeat):
+    best = float('inf')
+    for _ in range(repeat):
+        t0 = time.perf_counter(); fn(); best = min(best, time.perf_counter() - t0)
+    return best
 
 def main():
-    warnings.simplefilter('ignore')
-    load0, rows = os.getloadavg()[0], []
-    for name, f in problems().items():
-        f()                                                   # warm: compiled kernels, imports
-        one, two = [], []
-        for _ in range(ROUNDS): one.append(median_time(f, 1)); two.append(median_time(f, 2))
-        rows.append(dict(problem=name, one_thread_s=min(one), two_threads_s=min(two), ratio_two_over_one=min(two) / min(one)))
-        print(rows[-1], flush=True)
-    f = pd.DataFrame(rows).assign(load_start=load0, load_end=os.getloadavg()[0], cores=os.cpu_count())
-    f.to_csv(OUT / 'threads.csv', index=False, float_format='%.6g')
-    print(f.round(4).to_markdown(index=False))
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--load', type=int, nargs='+', default=[0, 2], help='numbers of CPU-bound background processes')
+    ap.add_argument('--repeat', type=int, default=3)
+    ap.add_argument('--out', default=str(Path(__file__).parent / 'results' / 'threads.csv'))
+    args = ap.parse_args()
+    import numpy as np, pandas as pd, torch, geotter
+    rows, rng = [], np.random.default_rng(0)
+    data = {}
+    for n, m, d in SHAPES:
+        Y = rng.normal(size=(m, d)); y = rng.integers(0, m, n); data[n, m, d] = (Y[y] + 2.0 * rng.normal(size=(n, d)), Y)
+    geotter.geotter(*data[SHAPES[0]])                                  # compile and warm up once
+    for load in args.load:
+        stop = mp.Event(); procs = [mp.Process(target=_burn, args=(stop,), daemon=True) for _ in range(load)]
+        for p in procs: p.start()
+        if load: time.sleep(20)                                        # let the load average see the background work
+        try:
+            for shape, (X, Y) in data.items():
+                best = {}
+                for _ in range(args.repeat):                           # settings interleaved: the same machine for each
+                    for s in SETTINGS:
+                        if s == 'auto': os.environ.pop('GEOTTER_THREADS', None)
+                        else: os.environ['GEOTTER_THREADS'] = s
+                        best[s] = min(best.get(s, float('inf')), _time(lambda: geotter.geotter(X, Y), 1))
+                os.environ.pop('GEOTTER_THREADS', None)
+                fixed = min(best[s] for s in SETTINGS if s != 'auto')
+                for s in SETTINGS:
+                    rows.append(dict(load=load, shape='x'.join(map(str, shape)), threads=s, seconds=round(best[s], 4),
+                                     vs_best_fixed=round(best[s] / fixed, 2)))
+                    print(rows[-1], flush=True)
+        finally:
+            stop.set()
+            for p in procs: p.join(5); p.terminate()
+    df = pd.DataFrame(rows); Path(args.out).parent.mkdir(parents=True, exist_ok=True); df.to_csv(args.out, index=False)
+    print(df.pivot_table(index=['load', 'shape'], columns='threads', values='seconds').to_string())
+    print(f"wrote {args.out}")
 
 if __name__ == '__main__': main()

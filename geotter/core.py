@@ -13,13 +13,13 @@ import scipy.sparse
 import torch
 
 # %% auto #0
-__all__ = ['Array', 'CLIP_TEMPERATURE', 'MAX_LENGTH', 'PROGRESS_WORK', 'InputTypeError', 'is_tensor', 'as_tensor', 'like_input',
-           'check_matrix', 'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar', 'check_int', 'check_bool',
-           'check_choice', 'check_type', 'check_sequence', 'check_k', 'l2_normalize', 'check_temperature',
-           'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax', 'log_softmax', 'nll_cost',
-           'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'check_labels', 'class_prior',
-           'check_random_state', 'check_progress', 'show_progress', 'progress_bar', 'advance_bar', 'Task', 'check_task',
-           'check_frame']
+__all__ = ['Array', 'CLIP_TEMPERATURE', 'MAX_LENGTH', 'PROGRESS_WORK', 'THREADS_ENV', 'SMALL_WORK', 'InputTypeError', 'is_tensor',
+           'as_tensor', 'like_input', 'check_matrix', 'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar',
+           'check_int', 'check_bool', 'check_choice', 'check_type', 'check_sequence', 'check_k', 'l2_normalize',
+           'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax', 'log_softmax',
+           'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'check_labels', 'class_prior',
+           'check_random_state', 'check_progress', 'show_progress', 'progress_bar', 'advance_bar', 'free_cores',
+           'work_threads', 'threads_for', 'Task', 'check_task', 'check_frame']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -367,6 +367,38 @@ def progress_bar(total, show:bool, desc:str):
 def advance_bar(bar, step:float)->None:
     "Move `bar` by `step`, never past its total (fractional steps add up to a little more in floating point)."
     if bar is not None: bar.update(max(0.0, min(step, bar.total - bar.n)))
+
+# %% ../nbs/00_core.ipynb #f68ded62
+import os
+from contextlib import contextmanager
+
+THREADS_ENV = 'GEOTTER_THREADS'   # 'auto' (the default) or a number of threads for the package's work
+SMALL_WORK = 2**22                # problems of fewer multiply-adds run on one thread
+
+def free_cores()->int:
+    "The cores this process may use that other work leaves free: usable CPUs minus the 1-minute load average, this process counted as one (at least 1)."
+    n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+    try: load = os.getloadavg()[0]
+    except (AttributeError, OSError): return n            # no load average on this platform: every core
+    return max(1, min(n, math.floor(n - load + 1.5)))
+
+def work_threads(work:float)->int:
+    "torch threads for a problem of `work` multiply-adds: `GEOTTER_THREADS` if set; else one below `SMALL_WORK`, and never more than torch's setting or the free cores."
+    env = os.environ.get(THREADS_ENV, 'auto').strip()
+    if env != 'auto':
+        if not env.isdigit() or int(env) < 1: raise ValueError(f"{THREADS_ENV}={env!r}; expected 'auto' or a positive integer")
+        return int(env)
+    if work < SMALL_WORK: return 1
+    return max(1, min(torch.get_num_threads(), free_cores()))
+
+@contextmanager
+def threads_for(work:float):
+    "Run the block on `work_threads(work)` torch threads, then restore the caller's setting; yields the count."
+    old, new = torch.get_num_threads(), work_threads(work)
+    if new != old: torch.set_num_threads(new)
+    try: yield new
+    finally:
+        if torch.get_num_threads() != old: torch.set_num_threads(old)
 
 # %% ../nbs/00_core.ipynb #68d0c21e
 from dataclasses import dataclass, field

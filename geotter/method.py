@@ -152,10 +152,11 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
     Xt = check_matrix(X, 'X')
     Yt = check_matrix(Y, 'Y', cols=Xt.shape[1], dtype=Xt.dtype, device=Xt.device)
     config = _geometry_config(o, Xt.shape[0] * Yt.shape[0], Xt.dtype)
-    Xn, Yn = l2_normalize(Xt, 'X'), l2_normalize(Yt, 'Y')
-    L = None if logits is None else check_matrix(logits, 'logits', rows=Xn.shape[0], cols=Yn.shape[0], dtype=Xn.dtype, device=Xn.device)
-    T = config['cost_temperature']
-    theta = L * (CLIP_TEMPERATURE / T) if L is not None else None if config['backend'] == 'chunked' else Xn @ Yn.T / T
+    with threads_for(Xt.shape[0] * Yt.shape[0] * Xt.shape[1]):           # one thread on small or busy cores (`work_threads`)
+        Xn, Yn = l2_normalize(Xt, 'X'), l2_normalize(Yt, 'Y')
+        L = None if logits is None else check_matrix(logits, 'logits', rows=Xn.shape[0], cols=Yn.shape[0], dtype=Xn.dtype, device=Xn.device)
+        T = config['cost_temperature']
+        theta = L * (CLIP_TEMPERATURE / T) if L is not None else None if config['backend'] == 'chunked' else Xn @ Yn.T / T
     return Prepared(Xn, Yn, theta, config, logits=L, ref=X)
 
 # %% ../nbs/13_method.ipynb #f049d725
@@ -329,6 +330,11 @@ def adapt(self:Prepared,
     ('unbalanced', 1.0)
     """
     a = AdaptOptions(**_split_options(options, AdaptOptions, caller='adapt')[0])    # each option checked, by name
+    with threads_for(self.n * self.m * self.X.shape[1]): return self._adapted(prior, a)   # one thread on small or busy cores
+
+@patch
+def _adapted(self:Prepared, prior, a:AdaptOptions)->GeoTTERResult:
+    "`adapt` for checked options."
     nu, solver, reg, rho = self._target(prior, a.solver, a.reg, a.rho)
     o, mode, ot_kw = _adapt_options(self, a.alpha, a.steps, solver, reg, rho, a.preserve_prior, a.prior_weight, a.beta, a.k)
     o['refine'] = self._refine(prior, a.refine)
