@@ -1,15 +1,24 @@
-"""StatA beside TransCLIP-ZS, ZLaP and zero-shot: accuracy on the dev tasks (full and on StatA's realistic batches), and speed.
+"""StatA, MOON and TDA beside TransCLIP-ZS, ZLaP and zero-shot: accuracy on the development tasks (full and on StatA's
+realistic batches), and speed.
 
-    python bench/peers.py accuracy [--batches 100] [--large-batches 30] [--tasks NAME ...]   # --tasks: rerun these, keep the others' rows
-        # bench/results/peers_realistic.csv, peers_realistic_balanced.csv (+ every batch: peers_realistic_runs.csv.gz)
+    python bench/peers.py accuracy [--batches 100] [--large-batches 30] [--tasks NAME ...] [--out DIR]   # --tasks: rerun these, keep the others' rows
+        # bench/results/peers_realistic.csv, peers_realistic_balanced.csv (+ every batch: peers_realistic_runs.csv.gz);
+        # the judgement of the harness (`geotter.studies.ratio`): peers_mean.csv (mean over tasks per scenario and method),
+        # peers_worst.csv (each method's worst task against zero-shot, and which task), peers_loto.csv (the reading of
+        # StatA and of MOON chosen leaving one source out, reported on the source left out)
+    python bench/peers.py tables                    # only the judgement, rebuilt from the stored peers_realistic_runs.csv.gz
     python bench/peers.py speed                     # bench/results/peers_speed.csv: n x 397 x 512, one thread, side by side
 
-Tasks (each when its data are here): wordnet-sample, wordnet-nouns (built by `geotter extract`), synthetic (`make_long_tail(seed=0)`), the four CIFAR-10 logit
-tasks (on logit features, as `run_method` runs the peers) and the two image-feature tasks (`load_task`, data directory
-`$GEOTTER_DATA`). Realistic batches: `geotter.studies.ratio.realistic_batch` for each of `REALISTIC_SCENARIOS`, seeded
-per task and scenario. Methods at their defaults; StatA also with soft counts (`stata-soft`) and with soft counts and
-the exact mean step (`stata-exact`, the paper's closed form). This is a benchmark, not a test; timings are ratios
-measured side by side in one run.
+Tasks (each when its data are here): `geotter.studies.ratio.DEV_TASKS`: wordnet-sample, wordnet-nouns and wordnet-verbs
+(built by `geotter extract`) and the weak text tasks made from them (hypernym classes, a verb sample), synthetic
+(`make_long_tail(seed=0)`), the four CIFAR-10 logit tasks (on logit features, as `run_method` runs the peers), the two
+image-feature tasks (`load_task`, data directory `$GEOTTER_DATA`) and their twelve class subsets and long tails.
+Realistic batches: `geotter.studies.ratio.realistic_batch` for each of `REALISTIC_SCENARIOS`, seeded per task and
+scenario (the draws of `bench/realistic.py` and of the harness of `31_ratio_unknown`). Methods at their defaults; StatA
+also with soft counts (`stata-soft`) and with soft counts and the exact mean step (`stata-exact`, the paper's closed
+form); MOON as the paper's Eq. (13) (`moon`), as its Alg. 1 prints it (`moon-unit`) and with the Bessel normaliser
+(`moon-debye`); TDA on each batch as its own stream (`tda`). `--out DIR` writes elsewhere (a trial run on one task).
+This is a benchmark, not a test; timings are ratios measured side by side in one run.
 """
 from __future__ import annotations
 import argparse, sys, time, warnings
@@ -21,11 +30,10 @@ import torch
 
 from geotter.core import accuracy, balanced_accuracy, predict, zero_shot_logits
 from geotter.studies.ratio import REALISTIC_SCENARIOS, realistic_batch
-from geotter.peers import stata, transclip_zs, zlap
+from geotter.peers import moon, stata, tda, transclip_zs, zlap
 
 OUT = Path(__file__).resolve().parent / 'results'
-TASKS = ('wordnet-sample', 'wordnet-nouns', 'synthetic', 'sun397-val-clip-vitb32-1shot', 'stanford-cars-val-clip-vitb32-1shot',
-         'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2', 'cifar10-biomedclip')
+from geotter.studies.ratio import DEV_TASKS as TASKS
 SCENARIOS = [('full', None)] + [(f'B={B}, Keff {lo}-{hi}', (B, (lo, hi))) for B, (lo, hi) in REALISTIC_SCENARIOS]
 
 
@@ -38,7 +46,9 @@ def methods(X, Y, logits=None)->dict:
         return {'zs': zero_shot_logits(X, Y) if logits is None else logits,
                 'transclip-zs': transclip_zs(X, Y, logits=logits), 'zlap': zlap(X, Y),
                 'stata': stata(X, Y, logits=logits), 'stata-soft': stata(X, Y, logits=logits, soft_counts=True),
-                'stata-exact': stata(X, Y, logits=logits, soft_counts=True, normalize_means=False)}
+                'stata-exact': stata(X, Y, logits=logits, soft_counts=True, normalize_means=False),
+                'moon': moon(X, Y, logits=logits), 'moon-unit': moon(X, Y, logits=logits, anchor='unit'),
+                'moon-debye': moon(X, Y, logits=logits, normaliser='debye'), 'tda': tda(X, Y, logits=logits)}
 
 
 def load(names=TASKS)->dict:
@@ -76,6 +86,23 @@ def summary(runs:pd.DataFrame, value:str='acc')->pd.DataFrame:
     return t.round(2).reset_index()
 
 
+READINGS = {'stata': ('stata', 'stata-soft', 'stata-exact'), 'moon': ('moon', 'moon-unit', 'moon-debye')}
+
+
+def judgement(runs:pd.DataFrame)->tuple:
+    "(mean over tasks; worst task against zero-shot with the task; per peer, its reading chosen leaving one source out)."
+    from geotter.studies.ratio import loto, mean_table, worst_table
+    mean = mean_table(runs)
+    worst, task = worst_table(runs, 'zs')
+    held_out = []
+    for peer, grid in READINGS.items():
+        if not (grid := [g for g in grid if g in set(runs.method)]): continue
+        choices, _, summ = loto(runs, grid, reference='zs')
+        held_out.append(summ.set_axis([c.replace(f" ({choices['all']})", '') for c in summ.columns], axis=1).assign(
+            peer=peer, **{'all-task choice': choices['all'], 'chosen (per source left out)': ', '.join(f'{g}: {c}' for g, c in choices.items() if g != 'all')}))
+    return mean, worst.round(2).astype(str) + ' (' + task + ')', pd.concat(held_out) if held_out else pd.DataFrame()
+
+
 def speed(n:int=4000, m:int=397, d:int=512, repeats:int=3)->pd.DataFrame:
     "Seconds (median of `repeats`, interleaved) of each method at n x m x d, one thread, float32; ratio to TransCLIP-ZS."
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -84,7 +111,7 @@ def speed(n:int=4000, m:int=397, d:int=512, repeats:int=3)->pd.DataFrame:
     inputs = {f'synthetic {n}x{m}x{d}': make_batch(n, m, d)[:2]}
     sun = load(['sun397-val-clip-vitb32-1shot'])
     if sun: inputs['SUN397 val 3970x397x512'] = (sun['sun397-val-clip-vitb32-1shot'].X, sun['sun397-val-clip-vitb32-1shot'].Y)
-    fns = {'transclip-zs': transclip_zs, 'zlap': zlap, 'stata': stata}
+    fns = {'transclip-zs': transclip_zs, 'zlap': zlap, 'stata': stata, 'moon': moon, 'tda': tda}
     rows = []
     for what, (X, Y) in inputs.items():
         secs = {name: [] for name in fns}
@@ -99,13 +126,19 @@ def speed(n:int=4000, m:int=397, d:int=512, repeats:int=3)->pd.DataFrame:
 
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('what', choices=['accuracy', 'speed'])
+    p.add_argument('what', choices=['accuracy', 'tables', 'speed'])
     p.add_argument('--batches', type=int, default=100, help='realistic batches per scenario')
     p.add_argument('--large-batches', type=int, default=None, help='realistic batches per B=1000 scenario (default: --batches)')
     p.add_argument('--tasks', nargs='*', default=None, help='rerun only these tasks; the stored rows of the others are kept')
+    p.add_argument('--out', type=Path, default=OUT, help='folder of the result files (default bench/results)')
     a = p.parse_args()
-    OUT.mkdir(exist_ok=True)
-    if a.what == 'accuracy':
+    OUT = a.out
+    OUT.mkdir(parents=True, exist_ok=True)
+    if a.what == 'tables':
+        mean, worst, held_out = judgement(pd.read_csv(OUT / 'peers_realistic_runs.csv.gz'))
+        mean.round(4).to_csv(OUT / 'peers_mean.csv'); worst.to_csv(OUT / 'peers_worst.csv'); held_out.round(4).to_csv(OUT / 'peers_loto.csv')
+        out = held_out; print(mean.round(2).to_string()); print(); print(worst.to_string()); print()
+    elif a.what == 'accuracy':
         runs = accuracy_runs(a.batches, a.large_batches, names=TASKS if a.tasks is None else a.tasks)
         if a.tasks is not None and (OUT / 'peers_realistic_runs.csv.gz').exists():
             old = pd.read_csv(OUT / 'peers_realistic_runs.csv.gz')
@@ -113,6 +146,10 @@ if __name__ == '__main__':
         runs.to_csv(OUT / 'peers_realistic_runs.csv.gz', index=False)
         out = summary(runs); out.to_csv(OUT / 'peers_realistic.csv', index=False)
         summary(runs, 'bal').to_csv(OUT / 'peers_realistic_balanced.csv', index=False)
+        if runs.task.nunique() > 1:
+            mean, worst, held_out = judgement(runs)
+            mean.round(4).to_csv(OUT / 'peers_mean.csv'); worst.to_csv(OUT / 'peers_worst.csv'); held_out.round(4).to_csv(OUT / 'peers_loto.csv')
+            print(mean.round(2).to_string()); print(); print(worst.to_string()); print(); print(held_out.round(2).to_string()); print()
     else:
         out = speed(); out.to_csv(OUT / 'peers_speed.csv', index=False)
     print(out.to_string(index=False))

@@ -1,7 +1,7 @@
 """The public entry points carry numpydoc docstrings (Parameters, Returns, References) and Examples that run and give what they show.
 
 The list is the package's main entry points: the solvers, the baselines, GeoTTER and its preparation, the prior
-estimators, the geometry, the transductive peers and label-free GeoTTER."""
+estimators, the geometry, the transductive peers (MOON and TDA included) and label-free GeoTTER."""
 import doctest, importlib, inspect
 
 import pytest
@@ -12,7 +12,7 @@ ENTRY_POINTS = {
     'geotter.method': ['geotter', 'prepare', 'Prepared.adapt'],
     'geotter.priors': ['em_prior', 'bbse_prior', 'estimate_label_ratio'],
     'geotter.graph': ['knn_graph', 'graph_smooth'], 'geotter.cluster': ['kmeans'],
-    'geotter.peers': ['transclip_zs', 'zlap', 'stata'], 'geotter.labelfree': ['label_free_predict'],
+    'geotter.peers': ['transclip_zs', 'zlap', 'stata', 'moon', 'tda'], 'geotter.labelfree': ['label_free_predict'],
 }
 CASES = [(mod, name) for mod, names in ENTRY_POINTS.items() for name in names]
 

@@ -18,9 +18,12 @@ from ..method import geotter, geotter_inputs, prepare
 from ..labelfree import label_free_predict
 
 # %% auto #0
-__all__ = ['REALISTIC_SCENARIOS', 'RATIO_ESTIMATORS', 'UNKNOWN_METHODS', 'SCENARIOS', 'realistic_batch', 'em_fitted_temperature',
-           'em_sparse', 'bbse_self', 'cluster_votes', 'relaxed_mass', 'alternating', 'stata_mass', 'ratio_errors',
-           'realistic_eval']
+__all__ = ['REALISTIC_SCENARIOS', 'RATIO_ESTIMATORS', 'UNKNOWN_METHODS', 'SCENARIOS', 'DEV_TASKS', 'TASK_SOURCES',
+           'HARNESS_METHODS', 'realistic_batch', 'em_fitted_temperature', 'em_sparse', 'bbse_self', 'cluster_votes',
+           'relaxed_mass', 'alternating', 'stata_mass', 'ratio_errors', 'realistic_eval', 'task_group', 'Scenario',
+           'batch_scenarios', 'stream_scenario', 'draw_units', 'Versioned', 'versioned', 'stream_method', 'peer_inputs',
+           'evaluate_task', 'evaluate', 'per_task', 'mean_table', 'worst_table', 'wins_table', 'time_table', 'report',
+           'loto', 'grid']
 
 # %% ../../nbs/studies/31_ratio_unknown.ipynb #3051f58b
 REALISTIC_SCENARIOS = ((64, (1, 4)), (64, (2, 10)), (64, (5, 25)), (1000, (5, 25)), (1000, (25, 50)), (1000, (50, 100)))
@@ -187,3 +190,279 @@ def realistic_eval(task:Task,              # the whole test set (labels score th
                 acc.append(dict(base, method=meth, acc=100 * accuracy(yb, p), bal=100 * balanced_accuracy(yb, p)))
             for e in estimators: est.append(dict(base, estimator=e, **ratio_errors(RATIO_ESTIMATORS[e](X, task.Y, L), yb, task.n_classes)))
     return acc, est
+
+# %% ../../nbs/studies/31_ratio_unknown.ipynb #a82e7ae3
+import hashlib
+import re
+import time
+import functools
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ..peers import transclip_zs, zlap, moon, tda
+from ..method import logit_features
+from ..data import load_task
+from ..text import WORDNET_FAMILIES           # registers the WordNet task families of `load_task`
+from .experiments import ResultStore, config_key, task_checksum, results_root, run_jobs
+
+# %% ../../nbs/studies/31_ratio_unknown.ipynb #0e0118a1
+_SUN, _CARS = 'sun397-val-clip-vitb32-1shot', 'stanford-cars-val-clip-vitb32-1shot'
+DEV_TASKS = (_SUN, _CARS, 'wordnet-sample', 'wordnet-nouns', 'cifar10-clip', 'cifar10-siglip', 'cifar10-siglip2',
+             'cifar10-biomedclip', 'synthetic') + tuple(f'{b}@{m}' for b in (_SUN, _CARS) for m in
+             ('40c-s0', '60c-s1', '100c-s2', '75c-lt5-s3', '100c-lt10-s4', 'lt10-s5')) + \
+            ('wordnet-nouns@d6-min100-t4', 'wordnet-nouns@d6-min200-t0', 'wordnet-verbs', 'wordnet-verbs@n3000-t4')
+
+TASK_SOURCES = (('sun397', 'sun397'), ('stanford-cars', 'stanford-cars'), ('wordnet-nouns', 'wordnet-nouns'),
+                ('wordnet-sample', 'wordnet-nouns'), ('wordnet-verbs', 'wordnet-verbs'), ('cifar10', 'cifar10'),
+                ('synthetic', 'synthetic'))
+
+def task_group(name:str)->str:
+    "The source of a task: tasks of one source share samples or classes (a SUN397 subset and SUN397; the WordNet noun tasks; CIFAR-10 under four models)."
+    base = check_type(name, 'name', str, "a task name").partition('@')[0]
+    return next((g for prefix, g in TASK_SOURCES if base.startswith(prefix)), base)
+
+# %% ../../nbs/studies/31_ratio_unknown.ipynb #5961cf5e
+@dataclass(frozen=True)
+class Scenario:
+    "A way to draw evaluation units from a test set: draw(labels, rng) -> an index array (a batch), or a list of them (a stream)."
+    name:str                # as in the tables, e.g. 'B=64, Keff 1-4'
+    key:int                 # units come one after another from default_rng([seed, key])
+    draw:Callable           # draw(labels, rng) -> unit
+    n_units:int=1           # units drawn by default
+    kind:str='batch'        # 'batch' or 'stream'
+
+def _full(labels, rng): return np.arange(len(labels))
+
+def _realistic(spec):
+    def draw(labels, rng): return realistic_batch(labels, *spec, seed=rng)
+    return draw
+
+def batch_scenarios(n_small:int=10, n_large:int=5)->tuple:
+    "The full test set and StatA's six realistic scenarios, keyed as `SCENARIOS` (so seed 0 gives `realistic_eval`'s batches)."
+    n_small, n_large = check_int(n_small, 'n_small', low=1), check_int(n_large, 'n_large', low=1)
+    return tuple(Scenario(name, j, _full) if spec is None else Scenario(name, j, _realistic(spec), n_small if spec[0] < 1000 else n_large)
+                 for j, (name, spec) in enumerate(SCENARIOS))
+
+def stream_scenario(name:str, key:int, sampler:Callable, n_units:int=1)->Scenario:
+    "A stream scenario: sampler(labels, rng) -> the stream's batches (index arrays, in order); `key` other than the batch scenarios' 0-6."
+    return Scenario(name, check_int(key, 'key', low=len(SCENARIOS)), sampler, check_int(n_units, 'n_units', low=1), 'stream')
+
+def draw_units(labels, scenario:Scenario, n:int, seed:int=0)->list:
+    "The first `n` units of `scenario` on `labels`, drawn one after another from default_rng([seed, scenario.key])."
+    rng, y = np.random.default_rng([check_int(seed, 'seed', low=0), scenario.key]), check_labels(labels)
+    return [np.arange(len(y))] if scenario.draw is _full else [scenario.draw(y, rng) for _ in range(n)]
+
+# %% ../../nbs/studies/31_ratio_unknown.ipynb #0aa7a3f1
+@dataclass(frozen=True)
+class Versioned:
+    "A method with the version its cached rows carry (and whether it takes whole streams); picklable for worker processes."
+    fn:Callable
+    version:str=''
+    stream:bool=False
+    def __call__(self, *args): return self.fn(*args)
+
+def versioned(f:Callable, version:str)->Versioned:
+    "`f` tagged with `version` (bump it when its code changes: its cached rows are then recomputed)."
+    return Versioned(getattr(f, 'fn', f), str(version), bool(getattr(f, 'stream', False)))
+
+def stream_method(f:Callable)->Versioned:
+    "Mark `f(stream) -> [labels per batch]` as a stream method; `stream` is a list of (X_b, Y, logits_b), in order."
+    return Versioned(getattr(f, 'fn', f), str(getattr(f, 'version', '')), True)
+
+def peer_inputs(X, Y, L)->tuple:
+    "What the peers run on: the embeddings (logits None: cos/0.01 is theirs), else the logit features and the logits."
+    if X is not None: return X, Y, None
+    F, E = logit_features(L)
+    return F, E, L
+
+def _zs(X, Y, L): return np.asarray(L).argmax(1)
+def _peer(f, **kw):
+    def run(X, Y, L):
+        Xp, Yp, Lp = peer_inputs(X, Y, L)
+        return np.asarray(predict(f(Xp, Yp, logits=Lp, **kw) if f is not zlap else f(Xp, Yp, **kw)))
+    return run
+def _geotter_unknown(X, Y, L): return _geotter(X, Y, L, None)
+
+HARNESS_METHODS = {'zs': _zs, 'stata': _peer(stata), 'transclip-zs': _peer(transclip_zs), 'zlap': _peer(zlap), 'moon': _peer(moon),
+                   'moon-unit': _peer(moon, anchor='unit'), 'tda': _peer(tda), 'geotter': _geotter_unknown}
+
+# %% ../../nbs/studies/31_ratio_unknown.ipynb #c49e2cad
+def _unit_hash(unit)->str:
+    h = hashlib.sha256()
+    for i in (unit if isinstance(unit, list) else [unit]): h.update(np.asarray(i, dtype=np.int64).tobytes()); h.update(b'|')
+    return h.hexdigest()[:16]
+
+def _run_unit(f, X, Y, L, unit)->tuple:
+    "(labels over the unit's rows, seconds, batches) of method `f` on one unit."
+    parts = unit if isinstance(unit, list) else [unit]
+    triples = [(None if X is None else X[i], Y, L[i]) for i in parts]
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        t0 = time.perf_counter()
+        preds = list(f(triples)) if getattr(f, 'stream', False) else [f(*t) for t in triples]
+        dt = time.perf_counter() - t0
+    preds = [np.asarray(p).reshape(-1) for p in preds]
+    if len(preds) != len(parts) or any(len(p) != len(i) for p, i in zip(preds, parts)):
+        raise ValueError(f"returned {[len(p) for p in preds]} labels for batches of {[len(i) for i in parts]}")
+    return np.concatenate(preds), dt, len(parts)
+
+def _load(task)->Task:
+    return load_task(task, seed=0) if task == 'synthetic' else load_task(task) if isinstance(task, str) else check_task(task)
+
+def evaluate_task(methods:dict, task, scenarios, seed:int=0, out=None, refresh=(), verbose:bool=True)->list:
+    "The rows of every method on every unit of every scenario of one task (a name or a `Task`), computing only what its cache lacks."
+    torch.set_num_threads(1)
+    task = _load(task)
+    y, L = np.asarray(task.labels), np.asarray(task.zero_shot_logits(), dtype=np.float64)
+    store = ResultStore(None if out is None else Path(out) / f"{re.sub(r'[^A-Za-z0-9.@=,+-]+', '_', task.name)}.csv")
+    have, checksum, rows = store.frame(), task_checksum(task), []
+    have = {} if not len(have) else {k: r for k, r in zip(have.key, have.to_dict('records'))}
+    for sc in scenarios:
+        units = draw_units(y, sc, sc.n_units, seed)
+        for method, f in methods.items():
+            new, failed = [], 0
+            for u, unit in enumerate(units):
+                key = config_key(kind='harness', task=task.name, checksum=checksum, scenario=sc.name, unit=u, units=_unit_hash(unit),
+                                 method=method, version=str(getattr(f, 'version', '')), seed=seed)
+                if key in have and method not in refresh: rows.append(have[key]); continue
+                idx = np.concatenate(unit) if isinstance(unit, list) else unit
+                try: p, dt, nb = _run_unit(f, task.X, task.Y, L, unit)
+                except Exception as e:
+                    if not failed and verbose: print(f"{method} failed on {task.name}, {sc.name}, unit {u}: {type(e).__name__}: {e}")
+                    failed += 1; continue
+                new.append(dict(key=key, task=task.name, group=task_group(task.name), scenario=sc.name, unit=u, method=method,
+                                n=len(idx), classes=int(len(np.unique(y[idx]))), batches=nb, acc=100 * accuracy(y[idx], p),
+                                bal=100 * balanced_accuracy(y[idx], p), seconds=dt, sec_per_batch=dt / nb))
+            store.append(new); rows += new
+    return rows
+
+def evaluate(methods:dict,                   # name -> f(X, Y, logits) -> labels, or a stream method
+             tasks,                          # task names (`load_task`) or Task objects
+             scenarios=None,                 # Scenario objects (None: `batch_scenarios(n_small, n_large)`)
+             n_small:int=10,                 # batches per scenario of 64 samples, if `scenarios` is None
+             n_large:int=5,                  # batches per scenario of 1,000 samples, if `scenarios` is None
+             seed:int=0,                     # units from default_rng([seed, scenario.key])
+             out=None,                       # folder of the caches (None: results_root() / 'harness'; False: none)
+             n_jobs:int=1,                   # tasks in parallel (one thread each)
+             refresh=(),                     # methods whose cached rows are recomputed
+             progress:bool=True,
+            )->pd.DataFrame:                 # one row per task, scenario, unit and method
+    "Every method on every unit of every scenario of every task; only what the cache lacks is computed."
+    from joblib import delayed
+    if not isinstance(methods, dict) or not methods or not all(callable(f) for f in methods.values()):
+        raise ValueError(f"methods={methods!r}; expected a dict name -> method f(X, Y, logits) -> labels")
+    tasks = list(check_sequence(tasks, 'tasks', 'a list of task names or Task objects'))
+    scenarios = batch_scenarios(n_small, n_large) if scenarios is None else tuple(scenarios)
+    if not all(isinstance(s, Scenario) for s in scenarios): raise InputTypeError("scenarios holds a non-Scenario; expected Scenario objects")
+    out = results_root() / 'harness' if out is None else None if out is False else Path(out)
+    jobs = [delayed(evaluate_task)(methods, t, scenarios, seed, out, tuple(refresh), progress) for t in tasks]
+    rows = [r for part in run_jobs(jobs, n_jobs, None if n_jobs == 1 else 'loky', progress, 'tasks') for r in part]
+    return pd.DataFrame(rows).drop(columns='key', errors='ignore')
+
+# %% ../../nbs/studies/31_ratio_unknown.ipynb #da7e2d7a
+def _order(names)->list:
+    known = [s for s, _ in SCENARIOS]
+    return [s for s in known if s in set(names)] + sorted(set(names) - set(known))
+
+def per_task(runs:pd.DataFrame, value:str='acc')->pd.DataFrame:
+    "(scenario, task) x method: the mean of `value` over units."
+    check_frame(runs, 'runs', ('task', 'scenario', 'method', value), 'the rows of `evaluate`')
+    t = runs.pivot_table(index=['scenario', 'task'], columns='method', values=value, aggfunc='mean')
+    return t.reindex(_order(t.index.get_level_values(0)), level=0)
+
+def _by(t:pd.DataFrame, by:str, groups=task_group)->pd.DataFrame:
+    "A (scenario, task) table averaged over tasks ('task': each task once) or sources ('group': each source once)."
+    if by == 'task': return t.groupby(level=0, sort=False).mean()
+    if by != 'group': raise ValueError(f"by={by!r}; expected 'task' or 'group'")
+    g = t.assign(_g=[groups(k) for k in t.index.get_level_values(1)]).set_index('_g', append=True)
+    return g.groupby(level=[0, 2], sort=False).mean().groupby(level=0, sort=False).mean()
+
+def mean_table(runs:pd.DataFrame, methods=None, value:str='acc', by:str='task')->pd.DataFrame:
+    "Scenario x method: the mean over tasks (or sources) of each task's mean over units."
+    t = per_task(runs, value)
+    return _by(t if methods is None else t[list(methods)], by)
+
+def worst_table(runs:pd.DataFrame, reference:str='zs', methods=None, value:str='acc')->tuple:
+    "(scenario x method: the worst task's difference to `reference`; the task where it is reached)."
+    t = per_task(runs, value)
+    if reference not in t: raise ValueError(f"runs has no rows of reference={reference!r}")
+    d = t.sub(t[reference], axis=0)
+    d = d[list(methods)] if methods is not None else d.drop(columns=[reference])
+    g = d.groupby(level=0, sort=False)
+    return g.min(), g.agg(lambda s: s.idxmin()[1] if s.notna().any() else None)
+
+def wins_table(runs:pd.DataFrame, reference:str='stata', methods=None, value:str='acc')->pd.DataFrame:
+    "Scenario x method: 'k/N', the tasks where the method's mean is above the reference's."
+    t = per_task(runs, value); d = t.sub(t[reference], axis=0)
+    d = d[list(methods)] if methods is not None else d.drop(columns=[reference])
+    return d.groupby(level=0, sort=False).agg(lambda s: f"{int((s > 0).sum())}/{int(s.notna().sum())}")
+
+def time_table(runs:pd.DataFrame, methods=None)->pd.DataFrame:
+    "Scenario x method: the median seconds per batch over every task and unit."
+    t = runs.pivot_table(index='scenario', columns='method', values='sec_per_batch', aggfunc='median')
+    t = t.reindex(_order(t.index))
+    return t if methods is None else t[list(methods)]
+
+def report(runs:pd.DataFrame, methods=None, reference:str='zs', peer:str|None='stata', focus:str|None=None, by:str='task')->pd.DataFrame:
+    "The mean per scenario and method, then `focus`'s (default: the last method's) worst task against `reference` and its wins over `peer`."
+    methods = list(dict.fromkeys(runs.method)) if methods is None else list(methods)
+    focus = focus or methods[-1]
+    out = mean_table(runs, methods, by=by).round(2)
+    w, wt = worst_table(runs, reference, [focus])
+    out[f'worst {focus} - {reference}'], out['worst task'] = w[focus].round(2), wt[focus]
+    if peer is not None and peer != focus: out[f'tasks {focus} > {peer}'] = wins_table(runs, peer, [focus])[focus]
+    out['tasks'] = per_task(runs).groupby(level=0, sort=False).size()
+    return out
+
+# %% ../../nbs/studies/31_ratio_unknown.ipynb #b3673bb9
+def _criterion(name)->Callable:
+    "criterion(acc, ref, by) -> a score, higher is better; acc and ref indexed by (scenario, task)."
+    if callable(name): return name
+    if name == 'mean': return lambda acc, ref, by: _by(acc.to_frame('v'), by)['v'].mean()
+    if name == 'worst': return lambda acc, ref, by: (acc - ref).min()
+    if name == 'mean-shortfall': return lambda acc, ref, by: _by(acc.to_frame('v'), by)['v'].mean() - (ref - acc).clip(lower=0).mean()
+    raise ValueError(f"criterion={name!r}; expected 'mean', 'worst', 'mean-shortfall' or a function (acc, ref, by) -> score")
+
+def loto(runs:pd.DataFrame,             # rows of `evaluate`, holding every setting of `grid` and `reference`
+         grid,                          # the candidate settings (method names)
+         reference:str='zs',
+         criterion='mean',              # 'mean', 'worst', 'mean-shortfall' or criterion(acc, ref, by) -> score
+         groups:Callable=task_group,    # task name -> source
+         by:str='task',                 # how 'mean' weighs the training tasks: each task or each source once
+         scenarios=None,                # the scenarios used (None: all in `runs`)
+        )->tuple:                       # (choices, per_task, summary)
+    """Leave-one-source-out choice of one setting among `grid`, reported on the source left out.
+
+    Returns `choices` (source -> the setting chosen without it; 'all': chosen on every task), `per_task` ((scenario,
+    task) -> chosen, acc, reference, diff, and the all-task choice's acc as 'frozen') and `summary` (per scenario: the
+    mean of the held-out choices, the reference's mean, the worst task's difference and that task, the all-task choice's mean)."""
+    t = per_task(runs)
+    if scenarios is not None: t = t.loc[[s for s in _order(t.index.get_level_values(0)) if s in set(scenarios)]]
+    grid = list(check_sequence(grid, 'grid', 'a list of method names'))
+    if missing := [g for g in grid + [reference] if g not in t.columns]: raise ValueError(f"runs has no rows of {missing}")
+    t, crit = t[list(dict.fromkeys(grid + [reference]))].dropna(), _criterion(criterion)
+    tg = pd.Series([groups(k) for k in t.index.get_level_values(1)], index=t.index)
+    if tg.nunique() < 2: raise ValueError(f"the tasks come from one source ({tg.iloc[0]!r}); leaving one out needs two")
+    def choose(mask): return max(grid, key=lambda s: (crit(t.loc[mask, s], t.loc[mask, reference], by), -grid.index(s)))
+    choices = {g: choose(tg != g) for g in sorted(tg.unique())}
+    choices['all'] = choose(tg == tg)
+    pt = pd.DataFrame([dict(scenario=sc, task=task, group=tg[(sc, task)], chosen=choices[tg[(sc, task)]], acc=r[choices[tg[(sc, task)]]],
+                            reference=r[reference], diff=r[choices[tg[(sc, task)]]] - r[reference], frozen=r[choices['all']])
+                       for (sc, task), r in t.iterrows()]).set_index(['scenario', 'task'])
+    g = pt.groupby(level=0, sort=False)
+    summary = pd.DataFrame({'held-out mean': _by(pt[['acc']], by, groups)['acc'], f'{reference} mean': _by(pt[['reference']], by, groups)['reference'],
+                            f'worst held-out - {reference}': g['diff'].min(), 'worst task': g['diff'].agg(lambda s: s.idxmin()[1]),
+                            f"all-task choice ({choices['all']}) mean": _by(pt[['frozen']], by, groups)['frozen']})
+    return pd.Series(choices, name='chosen'), pt, summary
+
+def grid(fn:Callable, prefix:str, version:str='', **params)->dict:
+    "Methods for every combination of `params` (name -> list of values): '<prefix>[a=1,b=x]' -> fn(X, Y, L, a=1, b='x'), tagged `version`."
+    out = {}
+    for vals in itertools.product(*params.values()):
+        s = dict(zip(params, vals))
+        out[f"{prefix}[{','.join(f'{k}={v}' for k, v in s.items())}]"] = Versioned(functools.partial(fn, **s), str(version))
+    return out

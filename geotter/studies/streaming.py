@@ -20,8 +20,9 @@ from ..streaming import STREAM_DEFAULTS, StreamingGeoTTER, stream_order, stream_
 from .experiments import ResultStore, run_jobs, unit_key, stored_rows, prepare_task, geotter_on_task
 
 # %% auto #0
-__all__ = ['STREAM_METHODS', 'SINKHORN_VARIANTS', 'stream_on_task', 'streaming_eval', 'streaming_table', 'run_streaming',
-           'plot_streaming', 'sinkhorn_ablation', 'run_sinkhorn_ablation']
+__all__ = ['STREAM_METHODS', 'SINKHORN_VARIANTS', 'ONLINE_GAMMAS', 'ONLINE_SCENARIOS', 'ONLINE_METHODS', 'stream_on_task',
+           'streaming_eval', 'streaming_table', 'run_streaming', 'plot_streaming', 'sinkhorn_ablation',
+           'run_sinkhorn_ablation', 'online_stream', 'online_scenarios', 'run_online', 'online_tables', 'plot_online']
 
 # %% ../../nbs/studies/35_streaming.ipynb #218d4b89
 def stream_on_task(task:Task,             # embeddings and/or logits (labels unused)
@@ -205,3 +206,133 @@ def run_sinkhorn_ablation(tasks:list,     # Task objects
         key = unit_key('streaming-sinkhorn', t, batch_sizes=list(batch_sizes), seed=seed, variants=SINKHORN_VARIANTS, defaults=STREAM_DEFAULTS)
         rows += stored_rows(store, key, lambda: sinkhorn_ablation(t, batch_sizes, seed))
     return pd.DataFrame(rows)
+
+# %% ../../nbs/studies/35_streaming.ipynb #5bc5ef13
+from ..peers import StreamingTDA
+from .ratio import (DEV_TASKS, HARNESS_METHODS, Scenario, evaluate, mean_table, peer_inputs, stream_scenario,
+                                   stream_method, worst_table)
+
+# %% ../../nbs/studies/35_streaming.ipynb #60b34c40
+ONLINE_GAMMAS = {'low (0.1)': 0.1, 'medium (0.01)': 0.01, 'high (0.001)': 0.001, 'separate': 'separate'}
+
+def _check_gamma(gamma):
+    if isinstance(gamma, str) and gamma == 'separate': return gamma
+    if isinstance(gamma, (bool, np.bool_, str)) or not isinstance(gamma, numbers.Real) or not np.isfinite(gamma) or gamma <= 0:
+        raise ValueError(f"gamma={gamma!r}; expected a Dirichlet parameter > 0 or 'separate'")
+    return float(gamma)
+
+def _dirichlet(rng:np.random.Generator, gamma:float, slots:int, size:int)->np.ndarray:
+    "(size, slots) Dirichlet(gamma) rows; a row numpy returns as NaN (tiny gamma) puts all its mass on one random slot."
+    P = rng.dirichlet(np.full(slots, gamma), size)
+    bad = ~np.isfinite(P).all(1) | (P.sum(1) <= 0)
+    if bad.any(): P[bad] = np.eye(slots)[rng.integers(slots, size=int(bad.sum()))]
+    return P
+
+def online_stream(labels,                 # (N,) labels of the whole test set (only the stream's order uses them)
+                  gamma=0.1,              # Dirichlet parameter of the class-to-slot split, or 'separate'
+                  batch_size:int=128,     # B
+                  seed=0,                 # int or numpy Generator
+                  drop_last:bool=True,    # drop the last batch if it has fewer than B rows (StatA's code does)
+                 )->list:                 # index arrays, one per batch, in stream order
+    r"""StatA's label-correlated stream: each class's samples split over $\min(\lfloor N/B\rfloor, m)$ slots by Dirichlet($\gamma$)
+    proportions, the slots (each shuffled) concatenated and cut into batches of $B$; `gamma='separate'`: classes one after another.
+
+    Examples
+    --------
+    >>> y = np.repeat(np.arange(10), 50)
+    >>> b = online_stream(y, 0.01, 64, seed=0)
+    >>> len(b), {len(i) for i in b}, len(np.unique(np.concatenate(b))) == 7 * 64
+    (7, {64}, True)
+    """
+    y, B = check_labels(labels), check_int(batch_size, 'batch_size', low=1)
+    gamma, rng, drop_last = _check_gamma(gamma), check_random_state(seed), check_bool(drop_last, 'drop_last')
+    classes = np.unique(y)
+    per_class = {c: rng.permutation(np.flatnonzero(y == c)) for c in classes}
+    if gamma == 'separate': order = np.concatenate([per_class[c] for c in rng.permutation(classes)])
+    else:
+        slots = max(1, min(len(y) // B, len(classes)))
+        parts = [[] for _ in range(slots)]
+        for c, p in zip(classes, _dirichlet(rng, gamma, slots, len(classes))):
+            idx = per_class[c]
+            for s, chunk in enumerate(np.split(idx, (np.cumsum(p)[:-1] * len(idx)).astype(int))): parts[s].append(chunk)
+        order = np.concatenate([rng.permutation(np.concatenate(p)) if p else np.empty(0, np.int64) for p in parts]).astype(np.int64)
+    ends = range(0, len(order) - (B - 1 if drop_last else 0), B)
+    return [order[s:s + B] for s in ends if len(order[s:s + B])]
+
+def _online_sampler(gamma, batch_size):
+    def draw(labels, rng): return online_stream(labels, gamma, batch_size, rng)
+    return draw
+
+def online_scenarios(batch_size:int=128)->tuple:
+    "StatA's four streams as harness scenarios 'stream low (0.1)', ..., 'stream separate', keyed 7 to 10 (one stream per task)."
+    return tuple(stream_scenario(f'stream {name}', 7 + j, _online_sampler(g, batch_size)) for j, (name, g) in enumerate(ONLINE_GAMMAS.items()))
+
+ONLINE_SCENARIOS = online_scenarios()
+
+# %% ../../nbs/studies/35_streaming.ipynb #d28e1f49
+def _tda_stream(stream):
+    "TDA's caches carried over the stream: each batch enters them, then is scored (StatA's protocol)."
+    model, out = None, []
+    for X, Y, L in stream:
+        Xp, Yp, Lp = peer_inputs(X, Y, L)
+        model = model or StreamingTDA(Yp)
+        out.append(np.asarray(model.partial_fit_predict(Xp, Lp)))
+    return out
+
+def _streaming_geotter(stream):
+    "`StreamingGeoTTER(Y, 'em')` carrying its online EM ratio, centres and memory bank from batch to batch."
+    model, out = None, []
+    for X, Y, L in stream:
+        Xg, Yg, Lg = geotter_inputs(X, Y, L)
+        model = model or StreamingGeoTTER(Yg, 'em')
+        out.append(np.asarray(model.partial_fit_predict(Xg, Lg)))
+    return out
+
+ONLINE_METHODS = {**{m: HARNESS_METHODS[m] for m in ('zs', 'stata', 'moon', 'geotter')},
+                  'tda': stream_method(_tda_stream), 'stream-geotter': stream_method(_streaming_geotter)}
+
+def run_online(tasks=DEV_TASKS,           # task names (`load_task`) or Task objects
+               out=None,                  # folder of the harness caches (None: results_root() / 'online'; False: none)
+               methods:dict=ONLINE_METHODS,
+               scenarios=ONLINE_SCENARIOS,
+               seed:int=0,                # streams from default_rng([seed, 7..10])
+               n_jobs:int=1,
+               refresh=(),                # methods whose cached rows are recomputed (after a change of their code)
+               progress:bool=True,
+              )->pd.DataFrame:            # one row per task, stream and method (the harness's rows)
+    "StatA's online protocol: every method on one seeded stream per task and setting, each batch answered as it comes."
+    from geotter.studies.experiments import results_root
+    return evaluate(methods, tasks, scenarios, seed=seed, out=results_root() / 'online' if out is None else out, n_jobs=n_jobs,
+                    refresh=refresh, progress=progress)
+
+def online_tables(runs:pd.DataFrame, methods=None, reference:str='zs')->tuple:
+    "(stream x method: the mean accuracy over tasks (%); stream x method: the worst task's difference to `reference`, with the task)."
+    methods = [m for m in (methods or ONLINE_METHODS) if m in set(runs.method)]
+    worst, task = worst_table(runs, reference, [m for m in methods if m != reference])
+    order = [s.name for s in ONLINE_SCENARIOS if s.name in set(worst.index)] + sorted(set(worst.index) - {s.name for s in ONLINE_SCENARIOS})
+    return mean_table(runs, methods).loc[order], (worst.round(2).astype(str) + ' (' + task + ')').loc[order]
+
+# %% ../../nbs/studies/35_streaming.ipynb #0c43756a
+_ONLINE_LABELS = {'stata': 'StatA per batch', 'moon': 'MOON per batch', 'tda': 'TDA (caches carried)',
+                  'geotter': 'geotter(X, Y) per batch', 'stream-geotter': "StreamingGeoTTER(Y, 'em')"}
+
+def plot_online(runs:pd.DataFrame, methods=None, reference:str='zs', path=None, floor:float=-15.0):
+    "Gain over `reference` (points) per stream and method: the mean over tasks (bars) and the worst task (dots; below `floor`: a triangle at the floor, with its value)."
+    import matplotlib.pyplot as plt
+    methods = [m for m in (methods or ONLINE_METHODS) if m in set(runs.method) and m != reference]
+    t, (worst, _) = online_tables(runs, methods + [reference])[0], worst_table(runs, reference, methods)
+    gain, worst = t[methods].sub(t[reference], axis=0), worst.loc[t.index]
+    fig, ax = plt.subplots(figsize=(10, 3.6)); w = 0.8 / len(methods); x = np.arange(len(gain))
+    for j, m in enumerate(methods):
+        xs = x + (j - (len(methods) - 1) / 2) * w
+        bars = ax.bar(xs, gain[m].clip(lower=floor).values, w, label=_ONLINE_LABELS.get(m, m))
+        col, v = bars[0].get_facecolor(), worst[m].values
+        ax.plot(xs[v >= floor], v[v >= floor], 'o', color=col, ms=4, mec='k', mew=0.5)
+        for xi, vi in zip(xs[v < floor], v[v < floor]):
+            ax.plot(xi, floor + 0.4, 'v', color=col, ms=5, mec='k', mew=0.5); ax.annotate(f'{vi:.0f}', (xi, floor + 1.2), ha='center', fontsize=6)
+    ax.axhline(0, color='gray', lw=0.8); ax.set_ylim(floor, max(2.0, float(gain.values.max())) + 4.5)
+    ax.set_xticks(x, [s.replace('stream ', '') for s in gain.index]); ax.set_ylabel(f'accuracy - {reference} (points)')
+    ax.set_title(f"StatA's online protocol: mean gain over zero-shot (bars) and worst task (dots), {runs.task.nunique()} tasks", fontsize=10)
+    ax.legend(fontsize=7, ncol=3, loc='upper left'); fig.tight_layout()
+    if path is not None: fig.savefig(path, dpi=110, bbox_inches='tight')
+    return fig
