@@ -37,6 +37,7 @@ def run(capsys, *argv):
     "(exit status, stdout, stderr) of `main(argv)`."
     try: main([str(a) for a in argv]); code = 0
     except SystemExit as e: code = e.code if isinstance(e.code, int) else 1
+    except KeyboardInterrupt: pytest.fail('Ctrl-C escaped main as a traceback')   # else it would stop the test session
     out, err = capsys.readouterr()
     return code, out, err
 
