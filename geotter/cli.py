@@ -4,24 +4,24 @@
 
 # %% ../nbs/40_cli.ipynb #a304baf0
 from __future__ import annotations
-import argparse, ast, functools, importlib, importlib.util, math, os, re, sys, textwrap, threading, time, warnings
+import argparse, ast, functools, importlib, importlib.util, itertools, math, os, re, sys, textwrap, threading, time, warnings
 from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
-from .options import GeometryOptions, AdaptOptions, PriorMatchingOptions, METHODS, PRIOR_FREE, DEFAULT_REG, DEFAULT_RHO
+from .options import GeometryOptions, AdaptOptions, PriorMatchingOptions, METHODS, PRIOR_FREE, DEFAULT_REG, DEFAULT_RHO, MAX_STEPS, capped
 from .store import NAME_MAX, STORE_ENV, atomic_write, max_name_bytes, scratch_path, store_root
 
 # %% auto #0
 __all__ = ['LABEL_FORMATS', 'INPUT_FORMATS', 'PRIOR_ROUNDING', 'DEMO_TASKS', 'RESULTS_HELP', 'RATIO_NOTE', 'DEMO_CPU_SECONDS',
-           'UNMEASURED_SECONDS', 'GEOTTER_METHODS', 'MAX_STEPS', 'RENAMED_NOTE', 'UNKNOWN_NOTE', 'EXPERIMENTS',
-           'EXPERIMENT_HELP', 'TABLES', 'MAX_JOBS', 'registered_names', 'UsageError', 'check_number',
+           'UNMEASURED_SECONDS', 'DEMO_FILES', 'GEOTTER_METHODS', 'RENAMED_NOTE', 'UNKNOWN_NOTE', 'SUMMARY_CLASSES',
+           'EXPERIMENTS', 'EXPERIMENT_HELP', 'TABLES', 'MAX_JOBS', 'registered_names', 'UsageError', 'check_number',
            'check_output_file', 'check_output_dir', 'write_output', 'load_array', 'normalise_prior', 'load_demo_task',
-           'results_dir', 'imbalance', 'task_summary', 'plot_results', 'demo_tables', 'demo_estimate', 'demo',
-           'check_option', 'check_adapt_inputs', 'save_labels', 'adapt_files', 'resolve_tasks', 'run_experiment',
-           'experiment_tables', 'check_extract', 'main']
+           'results_dir', 'output_file', 'output_folder', 'imbalance', 'task_summary', 'plot_results', 'demo_tables',
+           'demo_estimate', 'demo', 'check_option', 'check_adapt_inputs', 'save_labels', 'adapt_files', 'adapt_summary',
+           'resolve_tasks', 'run_experiment', 'experiment_tables', 'check_extract', 'main']
 
 # %% ../nbs/40_cli.ipynb #11cf738d
 def _literal(node):
@@ -244,6 +244,37 @@ def _output_folder(out, job:str)->Path:
     if out is not None: return check_output_dir(out)
     return check_output_dir(results_dir(job), f"the results folder ({RESULTS_HELP.format(job)})")
 
+# %% ../nbs/40_cli.ipynb #e70440d7
+def _taken(p:Path)->bool:
+    "Whether anything (a file, a folder, a link, even a dangling one) is at `p`."
+    return p.exists() or p.is_symlink()
+
+def output_file(out,                  # the path given (--out), or None
+                default:str,          # the file written when `out` is None
+                force:bool=False,     # --force: an existing file may be replaced
+                inputs:dict|None=None,# option -> input file, never written
+                name:str='--out')->tuple: # (Path to write, note or None)
+    "The file to write, `out` or (None) `default`, checked: refused if it exists unless `force`, refused if it is an input."
+    label = name if out is not None else f"{name} (default)"
+    p = check_output_file(default if out is None else out, label, inputs=inputs)
+    if not _taken(p): return p, None
+    if not force: raise UsageError(f"{label} {p}: exists; --force replaces it, or {name} names another file")
+    return p, f"{p} exists and is replaced (--force)"
+
+def output_folder(out,                # the folder given (--out), or None
+                  job:str,            # its results folder's name (without `out`)
+                  files:tuple,        # the names the job writes in the folder
+                  force:bool=False,   # --force: files of an earlier run may be replaced
+                 )->tuple:            # (Path of the folder, note or None)
+    "The folder to write `files` in, `out` or (None) the job's results folder, checked: refused if it holds one of them unless `force`."
+    label = '--out' if out is not None else f"the results folder ({RESULTS_HELP.format(job)})"
+    p = check_output_dir(results_dir(job) if out is None else out, label)
+    held = [f for f in files if _taken(p / f)]
+    if not held: return p, None
+    if not force: raise UsageError(f"{label} {p}: holds {', '.join(held)} of an earlier run; --force replaces them, or --out names another folder")
+    return p, f"{p}: {', '.join(held)} of an earlier run replaced (--force)"
+
+
 # %% ../nbs/40_cli.ipynb #5913e677
 def imbalance(prior)->str:
     "How imbalanced a class prior is, in words."
@@ -356,15 +387,19 @@ def _run_jobs(loaded, names, methods, progress:bool):
     return pd.concat(frames, ignore_index=True)
 
 # %% ../nbs/40_cli.ipynb #a7c1d006
+DEMO_FILES = ('results.csv', 'table1.md', 'demo.png')   # what the demo writes in its folder
+
 def demo(tasks=DEMO_TASKS,            # names of tasks that need no download
          out:str|None=None,           # folder for results.csv, table1.md and demo.png (default: `results_dir('demo')`)
          seed:int=0,                  # seed of the synthetic task
          methods=None,                # method names (default: the Table 1 methods, `geotter.studies.experiments.TABLE1_METHODS`)
          progress:bool=True,
+         force:bool=False,            # replace the files of an earlier run in `out` (without `out`: in the results folder)
         ):                            # the results, one row per task and method
-    "Run the methods on the tasks, print Table 1 in Markdown, save the tables and a figure."
+    "Run the methods on the tasks, print Table 1 in Markdown, save the tables and a figure (never over an earlier run's, unless `force`)."
     from geotter.studies.experiments import TABLE1_METHODS
-    out, methods = _output_folder(out, 'demo'), tuple(TABLE1_METHODS if methods is None else methods)
+    (out, note), methods = output_folder(out, 'demo', DEMO_FILES, force), tuple(TABLE1_METHODS if methods is None else methods)
+    if note: print(f"geotter demo: note: {note}", file=sys.stderr)
     loaded = [load_demo_task(t, seed) for t in tasks]
     out.mkdir(parents=True, exist_ok=True)
     for t in loaded: print(task_summary(t))
@@ -400,7 +435,8 @@ def _help(f, users:tuple)->str:
     "An option's help: its text, its bound on the command line, who uses it and its default."
     who = ', '.join((['GeoTTER, Multi-GeoTTER'] if users[0] in GEOTTER_METHODS else []) + [_LABELS[u] for u in users if u not in GEOTTER_METHODS])
     d = _SHOWN.get(f.name, f.default)
-    bound = f", at most {MAX_STEPS} (Multi-GeoTTER default 2)" if f.name == 'steps' else ''
+    m = f.metadata
+    bound = (f", at most {m['high']:g}" if m['kind'] is int and m['high'] is not None else '') + (' (Multi-GeoTTER default 2)' if f.name == 'steps' else '')
     return f"{f.metadata['help']}{bound} ({who}; default {d:g})" if isinstance(d, float) else f"{f.metadata['help']}{bound} ({who}; default {d})"
 
 def _options()->dict:
@@ -412,14 +448,11 @@ def _options()->dict:
     return out
 
 # %% ../nbs/40_cli.ipynb #54710266
-MAX_STEPS = 1000                    # transport-smoothing rounds: the paper uses 1 or 2; a bound keeps a typo from running for days
-
 def check_option(opt:str, value):
-    "A method option of `geotter adapt` as a number, in the bounds of its field (`--steps`: 1 to MAX_STEPS), or `UsageError` naming it."
+    "A method option of `geotter adapt` as a number, in the bounds of its field (the library's: `--steps` 0 to `MAX_STEPS`), or `UsageError` naming it."
     typ, auto, _, _ = _options()[opt]
     m = _option_fields()[opt].metadata
-    low, high = (1, MAX_STEPS) if opt == 'steps' else (m['low'], m['high'])
-    return check_number(value, '--' + opt.replace('_', '-'), typ, low=low, low_open=m['low_open'], high=high, auto=auto)
+    return check_number(value, '--' + opt.replace('_', '-'), typ, low=m['low'], low_open=m['low_open'], high=m['high'], auto=auto)
 
 # %% ../nbs/40_cli.ipynb #17ce8376
 def _shape_checks(X, Y, L):
@@ -448,9 +481,9 @@ def _method_options(method:str, options:dict)->tuple:
 UNKNOWN_NOTE = ("no --prior: the label ratio is unknown and is estimated from the batch "
                 "(--prior FILE or --prior uniform sets it)")
 
-def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, method='geotter', out='labels.npy',
+def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, method='geotter', out=None, force:bool=False,
                        **options)->dict:
-    "Check the arguments of `geotter adapt` and load its arrays: X, Y, logits, prior (None: unknown), note, out, method options."
+    "Check the arguments of `geotter adapt` and load its arrays: X, Y, logits, prior (None: unknown), note, out (None: `labels.npy` or a free name), method options."
     methods = METHODS
     if method not in methods: raise UsageError(f"--method {method}: expected one of {', '.join(methods)}")
     if (embeddings is None) != (classes is None): raise UsageError("--embeddings and --classes go together; give both")
@@ -459,17 +492,34 @@ def check_adapt_inputs(embeddings=None, classes=None, logits=None, prior=None, m
     (given, renamed), unknown = _method_options(method, options), prior is None or prior == 'unknown'
     uniform, prior_free = prior == 'uniform', method in PRIOR_FREE
     if prior_free and not unknown: raise UsageError(f"--prior is not used by --method {method}, which takes no class prior")
-    out = check_output_file(out, inputs={'--embeddings': embeddings, '--classes': classes, '--logits': logits,
-                                         '--prior': None if uniform or unknown else prior})
+    out, out_note = output_file(out, 'labels.npy', force, inputs={'--embeddings': embeddings, '--classes': classes, '--logits': logits,
+                                                                  '--prior': None if uniform or unknown else prior})
     X, Y, L = (load_array(f, flag, 2) if f is not None else None
                for f, flag in ((embeddings, '--embeddings'), (classes, '--classes'), (logits, '--logits')))
     _shape_checks(X, Y, L)
     m, n = (len(Y) if Y is not None else L.shape[1]), (len(X) if X is not None else len(L))
-    nu, note = (None, None if prior_free else UNKNOWN_NOTE) if unknown else (np.full(m, 1 / m), None) if uniform else normalise_prior(load_array(prior, '--prior', ndim=1), m)
-    if given.get('k', 0) >= n:                      # the library's rule: a batch of n has n - 1 neighbours
-        note = '; '.join(filter(None, [note, f"--k {given['k']}: a batch of {n} samples has {n - 1} neighbours; k = {n - 1} is used"]))
-    note = '; '.join(filter(None, [note, renamed])) or None
-    return dict(X=X, Y=Y, logits=L, prior=nu, note=note, out=out, method=method, options=given, m=m)
+    p = None if unknown or uniform else load_array(prior, '--prior', ndim=1)
+    if p is not None and p.ndim == 1 and len(p) != m and len(p) == n: raise UsageError(_swapped_prior(n, m, X is not None))
+    nu, note = (None, None if prior_free else UNKNOWN_NOTE) if unknown else (np.full(m, 1 / m), None) if uniform else normalise_prior(p, m)
+    notes = [out_note, note, _swap_note(n, m, X is not None)]
+    for k, v in given.items():                      # the options' caps, the library's rule: a larger value is used as the cap
+        used, words = capped(_option_fields()[k], v, n)
+        if words: notes.append(f"--{k.replace('_', '-')} {v}: more than a batch of {n} samples allows ({k} <= {words} = {used}); {k} = {used} is used")
+    notes.append(renamed)
+    return dict(X=X, Y=Y, logits=L, prior=nu, note='; '.join(filter(None, notes)) or None, out=out, method=method, options=given, m=m)
+
+def _swap_note(n:int, m:int, embeddings:bool)->str|None:
+    "A note when the batch has fewer samples than classes: valid (a small batch), but also what swapped or transposed inputs look like."
+    if n >= m: return None
+    if embeddings: return (f"--embeddings has {n} rows (samples) and --classes {m} (classes): fewer samples than classes is fine "
+                           "for a small batch, but if the two files are swapped, exchange them")
+    return f"--logits has {n} rows (samples) and {m} columns (classes): fine for a small batch, but if it is transposed, transpose it"
+
+def _swapped_prior(n:int, m:int, embeddings:bool)->str:
+    "The error of a prior with one entry per sample: certainly wrong, and the mark of swapped (or transposed) inputs."
+    if embeddings: return (f"--prior: has {n} entries, one per row of --embeddings, but --classes has {m} rows (one per class); "
+                           "are --embeddings and --classes swapped?")
+    return f"--prior: has {n} entries, one per row of --logits, but --logits has {m} columns (one per class); is --logits transposed?"
 
 # %% ../nbs/40_cli.ipynb #071fc7dc
 def save_labels(labels, path)->Path:
@@ -477,13 +527,23 @@ def save_labels(labels, path)->Path:
     p, y = Path(path), np.asarray(labels)
     return write_output(p, (lambda f: np.save(f, y)) if p.suffix.lower() == '.npy' else (lambda f: np.savetxt(f, y, fmt='%d')), '--out')
 
-def adapt_files(embeddings=None, classes=None, logits=None, prior=None, method='geotter', out='labels.npy', **options):
-    "Predicted labels of `method` for the arrays in the given files, written to `out` (.npy, .txt or .csv)."
-    return _adapt(embeddings, classes, logits, prior, method, out, **options)[0]
+def adapt_files(embeddings=None, classes=None, logits=None, prior=None, method='geotter', out=None, force:bool=False, **options):
+    "Predicted labels of `method` for the arrays in the given files, written to `out` (.npy, .txt or .csv; None: `labels.npy`); a file that exists is replaced only with `force`."
+    return _adapt(embeddings, classes, logits, prior, method, out, force, **options)[0]
 
-def _adapt(embeddings, classes, logits, prior, method, out, **options)->tuple:
+SUMMARY_CLASSES = 20     # the closing line of `geotter adapt` lists every class's count up to this many classes
+
+def adapt_summary(method:str, labels, m:int, out, largest:int=5)->str:
+    "The closing line of `geotter adapt`: how many labels went where and how they spread over the m classes, in one short line."
+    counts = np.bincount(np.asarray(labels), minlength=m)
+    head = f"{method}: wrote {len(labels)} labels to {out}"
+    if m <= SUMMARY_CLASSES: return f"{head}; class counts {counts.tolist()}"
+    top = [int(j) for j in np.argsort(-counts, kind='stable')[:largest] if counts[j] > 0]
+    return f"{head}; {int((counts > 0).sum())} of {m} classes predicted; largest counts (class: labels) " + ', '.join(f"{j}: {counts[j]}" for j in top)
+
+def _adapt(embeddings, classes, logits, prior, method, out, force=False, **options)->tuple:
     "`adapt_files`' steps: (labels, the checked inputs)."
-    a = check_adapt_inputs(embeddings, classes, logits, prior, method, out, **options)
+    a = check_adapt_inputs(embeddings, classes, logits, prior, method, out, force, **options)
     if a['note']: print(f"geotter adapt: note: {a['note']}", file=sys.stderr)
     labels = _run_adapt(a)
     save_labels(labels, a['out'])
@@ -600,7 +660,7 @@ def _arg(check):
 def _add_adapt(sub, methods):
     a = sub.add_parser('adapt', help='adapt your own embeddings or logits', formatter_class=_Help,
                        description='Predicted labels of one method for your arrays (.npy, .txt or .csv files), written to --out '
-                       '(never one of the input files). Example: geotter adapt --embeddings X.npy --classes Y.npy --prior prior.txt --out labels.npy')
+                       '(never one of the input files; a file that exists only with --force). Example: geotter adapt --embeddings X.npy --classes Y.npy --prior prior.txt --out labels.npy')
     a.add_argument('--embeddings', help='(n, d) sample embeddings'); a.add_argument('--classes', help='(m, d) class embeddings')
     a.add_argument('--logits', help="(n, m) zero-shot logits at the classifier's own scale (CLIP: cos/0.01): alone, or with "
                    "embeddings (then GeoTTER's cost uses them instead of cos)")
@@ -608,7 +668,9 @@ def _add_adapt(sub, methods):
                    "default: unknown, estimated from the batch")
     a.add_argument('--method', default='geotter', choices=methods, help='the method (zs: zero-shot; pm, fpm: prior matching; otter, sinkhorn: OT; geotter, multi-geotter; geotter-unknown: GeoTTER '
                    'that never reads --prior; transclip-zs, zlap, stata, moon: peers without prior; tda: TDA, the batch as its own stream)')
-    a.add_argument('--out', default='labels.npy', help='labels file: .npy, .txt or .csv (one label per line)')
+    a.add_argument('--out', default=None, help='labels file: .npy, .txt or .csv (one label per line); one that exists only with --force '
+                   '(default: labels.npy)')
+    a.add_argument('--force', action='store_true', help='replace --out (or labels.npy) if it exists; an input file is never replaced')
     for opt, (typ, auto, _, hlp) in _options().items():
         flag = '--' + opt.replace('_', '-')
         kw = dict(choices=dict(solver=['emd', 'sinkhorn', 'unbalanced'], preserve_prior=['project', 'cost'])[opt]) if typ is str else \
@@ -620,11 +682,12 @@ def _add_demo(sub, methods):
     minutes = sum(DEMO_CPU_SECONDS.values()) / 60
     d = sub.add_parser('demo', help='every method on tasks that ship with the package', formatter_class=_Help,
                        description="Score every Table 1 method on the WordNet sample shipped with the package and on the synthetic "
-                       "long-tail task (true label ratio as prior); print the accuracy tables in Markdown and save results.csv, "
+                       "long-tail task (the methods that take a prior get the true label ratio); print the accuracy tables in Markdown and save results.csv, "
                        f"table1.md and demo.png. Needs no download. The default run takes about {minutes:.0f} minutes of CPU time "
                        "(bench/demo_time.py); the command says how long before it starts.")
     d.add_argument('--task', nargs='+', action=_Distinct, default=list(DEMO_TASKS), help=f'task names: {_task_names()}')
-    d.add_argument('--out', help=f"output folder (default: {RESULTS_HELP.format('demo')})")
+    d.add_argument('--out', help=f"output folder; one holding an earlier run's files only with --force (default: {RESULTS_HELP.format('demo')})")
+    d.add_argument('--force', action='store_true', help=f"replace the files of an earlier run ({', '.join(DEMO_FILES)}) in the output folder")
     d.add_argument('--seed', type=_arg(lambda s: check_number(s, '--seed', int, low=0)), default=0, help='seed of the synthetic task')
     d.add_argument('--methods', nargs='+', action=_Distinct, default=None, choices=list(methods) + ['geotter-nolr'],
                    help='methods (default: every Table 1 method, GeoTTER without label ratio included)')
@@ -635,7 +698,7 @@ def _add_experiments(sub):
                        "(results are cached in --out, so an interrupted run resumes):\n" + '\n'.join(f"  {k:11s} {v}" for k, v in EXPERIMENT_HELP.items()))
     x.add_argument('experiment', choices=list(EXPERIMENTS), help='which table or figure to reproduce (see above)')
     x.add_argument('--tasks', nargs='+', action=_Distinct, help=f'task names: {_task_names()} (default: every default task whose data are found)')
-    x.add_argument('--out', help=f"output folder, also the resumable cache (default: {RESULTS_HELP.format('experiments')})")
+    x.add_argument('--out', help=f"output folder, also the resumable cache: a run adds to it (default: {RESULTS_HELP.format('experiments')})")
     x.add_argument('--fast', action='store_true', help='small subsamples and one seed (a quick check)')
     x.add_argument('--n-jobs', type=_arg(lambda s: check_number(s, '--n-jobs', int, low=-1, high=MAX_JOBS)), default=1,
                    help=f'joblib workers: -1 (all cores) or 1 to {MAX_JOBS} (default: 1)')
@@ -660,7 +723,8 @@ def _add_extract(sub):
     e.add_argument('--num-workers', type=_arg(lambda s: check_number(s, '--num-workers', int, low=0, high=w)), default=0,
                    help=f'data-loader worker processes, 0 (load in the main process) to {w}')
     e.add_argument('--download', action='store_true', help='download the dataset if missing')
-    e.add_argument('--overwrite', action='store_true', help='replace an existing entry, and a partial run made with other settings, instead of refusing')
+    e.add_argument('--force', '--overwrite', dest='overwrite', action='store_true',
+                   help='replace an existing entry, and a partial run made with other settings, instead of refusing (an entry with the same settings is kept)')
 
 # %% ../nbs/40_cli.ipynb #4158e284
 def _parser()->argparse.ArgumentParser:
@@ -697,15 +761,25 @@ def check_extract(dataset:str, backbone:str, store=None):
 # %% ../nbs/40_cli.ipynb #0087c775
 def _adapt_main(args):
     opts = {k: getattr(args, k) for k in _options()}
-    labels, a = _adapt(args.embeddings, args.classes, args.logits, args.prior, args.method, args.out, **opts)
-    counts = np.bincount(labels, minlength=a['m']).tolist()
-    print(f"{args.method}: wrote {len(labels)} labels to {a['out']}; class counts {counts}")
+    labels, a = _adapt(args.embeddings, args.classes, args.logits, args.prior, args.method, args.out, args.force, **opts)
+    print(adapt_summary(args.method, labels, a['m'], a['out']))
+
+def _mtimes(folder:Path)->dict:
+    "path -> modification time (ns) of every file under `folder` (none if it does not exist)."
+    return {p: p.stat().st_mtime_ns for p in folder.rglob('*') if p.is_file()} if folder.is_dir() else {}
+
+def _written(folder:Path, before:dict, shown:int=8)->str:
+    "The files under `folder` created or changed since `before` (`_mtimes`), in words (the first `shown`, then how many more)."
+    new = sorted(str(p.relative_to(folder)) for p, t in _mtimes(folder).items() if before.get(p) != t)
+    return (', '.join(new[:shown]) + (f" and {len(new) - shown} more" if len(new) > shown else '')) if new else 'nothing new'
 
 def _experiments_main(args):
+    folder = Path(args.out) if args.out is not None else results_dir('experiments')
+    before = _mtimes(folder)
     res = run_experiment(args.experiment, args.tasks, args.out, args.fast, args.n_jobs)
     tables = experiment_tables(res)
     if tables: print(tables)
-    print(f"\ngeotter experiments {args.experiment}: results in {args.out or results_dir('experiments')}")
+    print(f"\ngeotter experiments {args.experiment}: wrote {_written(folder, before)} in {folder}")
 
 # %% ../nbs/40_cli.ipynb #ff948c86
 _ARGUMENT = re.compile(r"(?<![\w/.-])([a-z]\w*)=('[^']*'|\"[^\"]*\"|[^\s;,)]+)")   # name=value, the value maybe quoted
@@ -735,17 +809,29 @@ def _run(args):
     if args.command == 'demo':
         for t in args.task:
             if t not in DEMO_TASKS: resolve_tasks([t], flag='--task')
-        demo(args.task, args.out, args.seed, args.methods)
+        demo(args.task, args.out, args.seed, args.methods, force=args.force)
     elif args.command == 'adapt': _adapt_main(args)
     elif args.command == 'experiments': _experiments_main(args)
     elif args.command == 'extract':
         check_extract(args.dataset, args.backbone, args.store)
-        from geotter.data import extract_main
+        from geotter.data import extract_main, entry_dir, get_backbone, get_dataset_spec
+        entry = entry_dir(args.name or get_dataset_spec(args.dataset).name, get_backbone(args.backbone).name, args.store)
+        kept = (entry / 'manifest.json').exists() and not args.overwrite
         extract_main(args.dataset, args.backbone, args.root, args.store, args.templates, args.name, args.device,
                      args.batch_size, args.num_workers, args.download, overwrite=args.overwrite)
+        if kept: print(f"geotter extract: note: {entry} was there, made with these settings: kept, nothing written (--force recomputes it)", file=sys.stderr)
+
+_ALLOCATION_FAILED = re.compile(r"can't allocate memory|out of memory|cannot allocate memory", re.I)   # PyTorch's and CUDA's words
+
+def _memory_message(e)->str:
+    "One line for an allocation that failed: its size, if the message gives it, and what needs less."
+    m = re.search(r'allocate (\d+) bytes', str(e))
+    size = f" ({int(m[1]) / 2**30:.1f} GiB asked)" if m else ''
+    return f"not enough memory{size}; a smaller batch, fewer classes or a machine with more memory"
 
 def main(argv=None):
-    "Entry point of the `geotter` console script; a wrong argument or input exits with status 2 and one line on stderr, a warning is one line."
+    """Entry point of the `geotter` console script: a wrong argument or input, missing data or library, an allocation
+    that fails or a file that cannot be written exit with status 2 and one line on stderr (Ctrl-C: 130); a warning is one line."""
     parser = _parser(); args = parser.parse_args(argv)
     prog, options = f"geotter {args.command}", _command_options(parser, args.command)
     say = lambda kind, message, opts=options: print(_line(prog, kind, message, opts), file=sys.stderr)
@@ -757,6 +843,13 @@ def main(argv=None):
         except ModuleNotFoundError as e:            # an optional library the command needs (a missing part of geotter is a bug: raised)
             if (e.name or 'geotter').split('.')[0] == 'geotter': raise
             say('error', f"it needs the Python package {e.name!r}, which is not installed"); sys.exit(2)
+        except (MemoryError, RuntimeError) as e:    # an allocation that fails (any other RuntimeError is a bug: raised)
+            if isinstance(e, RuntimeError) and not _ALLOCATION_FAILED.search(str(e)): raise
+            say('error', _memory_message(e), {}); sys.exit(2)
+        except OSError as e:                        # the system refused: no space left, permission denied, ...
+            say('error', f"{e.strerror or e}" + (f": {e.filename}" if e.filename else ''), {}); sys.exit(2)
+        except KeyboardInterrupt:
+            say('error', 'interrupted (files are written whole or not at all)', {}); sys.exit(130)
 
 # %% ../nbs/40_cli.ipynb #e725a7d8
 #| eval: false

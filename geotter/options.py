@@ -10,10 +10,10 @@ import warnings
 from dataclasses import dataclass, field, fields, replace
 
 # %% auto #0
-__all__ = ['KNN_METHODS', 'BACKENDS', 'SOLVERS', 'PRESERVE_PRIOR', 'DEFAULT_REG', 'DEFAULT_RHO', 'PAPER_DEFAULTS',
-           'REFERENCE_CODE', 'METHODS', 'PRIOR_FREE', 'FORMER_NAMES', 'option', 'check_option', 'GeometryOptions',
-           'AdaptOptions', 'PriorMatchingOptions', 'option_names', 'takes_options', 'renamed', 'current_names',
-           'split_options']
+__all__ = ['KNN_METHODS', 'BACKENDS', 'SOLVERS', 'PRESERVE_PRIOR', 'DEFAULT_REG', 'DEFAULT_RHO', 'MAX_STEPS', 'NEIGHBOURS_CAP',
+           'PAPER_DEFAULTS', 'REFERENCE_CODE', 'METHODS', 'PRIOR_FREE', 'FORMER_NAMES', 'option', 'capped',
+           'check_option', 'GeometryOptions', 'AdaptOptions', 'PriorMatchingOptions', 'option_names', 'takes_options',
+           'renamed', 'current_names', 'split_options']
 
 # %% ../nbs/01_options.ipynb #501aca00
 def option(default,                  # the paper's default
@@ -26,10 +26,20 @@ def option(default,                  # the paper's default
            auto:bool=False,          # 'auto' accepted (resolved from the batch)
            finite:bool=True,         # False: infinity accepted too
            cli:tuple|bool=False,     # on the command line: True (GeoTTER's methods) or the other methods that take it too
+           cap:tuple|None=None,      # (words, n -> the largest value a batch of n samples uses): a larger value is used as that
           ):
     "A frozen dataclass field of an option, its help and bounds in the metadata."
     return field(default=default, metadata=dict(help=help, kind=kind, low=low, high=high, low_open=low_open,
-                                                choices=choices, auto=auto, finite=finite, cli=cli))
+                                                choices=choices, auto=auto, finite=finite, cli=cli, cap=cap))
+
+def capped(f,                        # a field made by `option`
+           value,                    # its value (checked)
+           n:int,                    # samples in the batch
+          )->tuple:                  # (the value a batch of n uses, the cap's words if `value` exceeds it, else None)
+    "The value of option `f` that a batch of `n` samples uses: `value`, or the field's `cap` if `value` exceeds it."
+    if f.metadata['cap'] is None or value is None or isinstance(value, str): return value, None
+    words, most = f.metadata['cap']
+    return (most(n), words) if value > most(n) else (value, None)
 
 # %% ../nbs/01_options.ipynb #c1e9ec3b
 KNN_METHODS = ('auto', 'exact', 'torch', 'faiss', 'hnsw', 'ivf')
@@ -38,6 +48,8 @@ SOLVERS = ('emd', 'sinkhorn', 'unbalanced')
 PRESERVE_PRIOR = (False, True, 'project', 'cost')
 DEFAULT_REG = 0.1   # entropic weight in cost units: converges on every shipped task, OTTER and GeoTTER costs (`05_entropic`)
 DEFAULT_RHO = 0.1   # class-marginal strength of the unbalanced solver, in cost units (`05_entropic`)
+MAX_STEPS = 1000    # smoothing rounds at most: the paper uses 1 or 2; a bound keeps a typo from running for hours
+NEIGHBOURS_CAP = ('n - 1', lambda n: n - 1)   # a batch of n samples has n - 1 neighbours: a larger k is used as n - 1
 
 def check_option(f,                  # a field made by `option`
                  value,              # the value given
@@ -74,7 +86,7 @@ class GeometryOptions(_Options):
                                     "cost against the cluster cost", kind=float, low=0, low_open=True, cli=True)
     beta:float|str = option(0.3, "weight of the cluster cost in [0, 1] (0: no fusion), or 'auto' (from the batch, Sec. 5.3)",
                             kind=float, low=0, high=1, auto=True, cli=True)
-    k:int = option(7, "neighbours of the smoothing graph (at most n - 1 are used)", kind=int, low=1, cli=True)
+    k:int = option(7, "neighbours of the smoothing graph (at most n - 1 are used)", kind=int, low=1, cli=True, cap=NEIGHBOURS_CAP)
     n_clusters:int|None = option(None, "k-means K (None: one per class, at most n // 2)", kind=int, low=1)
     seed:int = option(0, "k-means seed", kind=int, low=0, cli=True)
     include_self:bool = option(False, "x_i among its own k neighbours (the reference code: True)", kind=bool)
@@ -89,7 +101,7 @@ class AdaptOptions(_Options):
     "The options of `Prepared.adapt`: the transport and the smoothing for one prior."
     alpha:float|str = option(0.3, "weight kept on a sample's own row (1: no smoothing), or 'auto' (1/(1+k))",
                              kind=float, low=0, high=1, auto=True, cli=True)
-    steps:int = option(1, "propagation steps L (>1: Multi-GeoTTER)", kind=int, low=0, cli=True)
+    steps:int = option(1, "propagation steps L (>1: Multi-GeoTTER)", kind=int, low=0, high=MAX_STEPS, cli=True)
     solver:str|None = option(None, "'emd' (exact), 'sinkhorn' or 'unbalanced' (KL-relaxed class marginal); None: 'emd', "
                              "or 'unbalanced' when the ratio is unknown", cli=('otter',))
     reg:float|None = option(None, "entropic weight of 'sinkhorn' and 'unbalanced' (None: the transport's default)",
@@ -101,7 +113,8 @@ class AdaptOptions(_Options):
     prior_weight:float = option(0.0, "lambda of lambda * log(prior) added to the logits (the reference code: 1)", kind=float)
     beta:float|str|None = option(None, "override of the prepared cluster-cost weight (the partition is reused)",
                                  kind=float, low=0, high=1, auto=True)
-    k:int|None = option(None, "override of the prepared neighbourhood size (the neighbour lists are reused)", kind=int, low=1)
+    k:int|None = option(None, "override of the prepared neighbourhood size (the neighbour lists are reused)", kind=int, low=1,
+                         cap=NEIGHBOURS_CAP)
     refine:float|None = option(None, "weight of the batch's class means in a second pass (None: 1, ramped with n, when the "
                                "ratio is unknown; else 0)", kind=float, low=0)
 

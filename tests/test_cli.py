@@ -37,6 +37,7 @@ def run(capsys, *argv):
     "(exit status, stdout, stderr) of `main(argv)`."
     try: main([str(a) for a in argv]); code = 0
     except SystemExit as e: code = e.code if isinstance(e.code, int) else 1
+    except KeyboardInterrupt: pytest.fail('Ctrl-C escaped main as a traceback')   # else it would stop the test session
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -138,7 +139,7 @@ def _bad_cases(f):
         (['experiments', 'noise', '--out', '/proc/geotter-exp'], ['--out', 'cannot write in /proc']),
         (adapt(f, '--method', 'otter', '--beta', 0.5), ['--beta', 'otter']),
         (adapt(f, '--k', 0), ['--k']), (adapt(f, '--steps', 1.5), ['--steps']),
-        (adapt(f, '--steps', 10**18), ['--steps', '<= 1000']), (adapt(f, '--steps', 2**63), ['--steps', '<= 1000']),
+        (adapt(f, '--steps', 10**18), ['--steps', '<= 1000']), (adapt(f, '--steps', 2**63), ['--steps', '<= 1000']), (adapt(f, '--steps', -1), ['--steps', '>= 0']),
         (adapt(f, '--reg', -1), ['--reg']), (adapt(f, '--method', 'nope'), ['--method']),
         *[(adapt(f, '--cost-temperature', t), ['--cost-temperature']) for t in ('0', '-0.1', 'nan', 'inf', '-inf', 'True', 'x')],
         *[(adapt(f, '--method', 'pm', '--temperature', t), ['--temperature']) for t in ('0', 'nan')],
@@ -203,6 +204,7 @@ def test_skipped_tasks_in_one_short_line(monkeypatch, capsys):
 def test_demo_header_markdown_and_results_root(files, capsys, monkeypatch):
     "The demo says how imbalanced each task is, prints Markdown tables, and writes under $GEOTTER_RESULTS/demo."
     monkeypatch.setenv('GEOTTER_RESULTS', str(files / 'results'))
+    if (files / 'results' / 'demo').exists(): import shutil; shutil.rmtree(files / 'results' / 'demo')   # a fresh folder
     code, out, err = run(capsys, 'demo', '--task', 'synthetic', '--methods', 'zs', 'otter')
     assert code == 0, err
     assert 'imbalance: the largest class is' in out and 'max/min' not in out
@@ -254,10 +256,13 @@ def test_dangling_link_is_not_followed(files, capsys):
     assert link.is_symlink() and not target.exists() and list(target.parent.iterdir()) == []
 
 def test_live_link_is_written_through(files, capsys):
-    "A link to an existing file (not an input) as --out: the file it points to gets the labels, the link stays a link."
+    "A link to an existing file (not an input) as --out: refused (the file exists); with --force the file it points to gets the labels, the link stays a link."
     target = files / 'target.npy'; np.save(target, np.zeros(3)); link = files / 'live.npy'
     if not link.is_symlink(): os.symlink(target, link)
     code, out, err = run(capsys, *adapt(files, '--out', link))
+    assert_usage_error(code, err, '--out', 'exists; --force replaces it')
+    assert np.load(target).shape == (3,)
+    code, out, err = run(capsys, *adapt(files, '--out', link, '--force'))
     assert code == 0, err
     assert link.is_symlink() and np.load(target).shape == (N,)
 
@@ -449,9 +454,9 @@ def test_library_errors_name_the_option(files, capsys, extra, needles):
     assert_usage_error(code, err, *needles)
     assert not re.search(r'\b(rho|temperature|reg|solver)=', err), err
 
-def test_repeated_task_names_run_once(files, capsys, monkeypatch):
+def test_repeated_task_names_run_once(files, capsys, monkeypatch, tmp_path):
     "`--task a a` (and `--methods m m`, `--tasks a a`) runs each once, in the order first given."
-    monkeypatch.setenv('GEOTTER_RESULTS', str(files / 'results'))
+    monkeypatch.setenv('GEOTTER_RESULTS', str(tmp_path / 'results'))
     code, out, err = run(capsys, 'demo', '--task', 'synthetic', 'synthetic', '--methods', 'otter', 'zs', 'otter')
     assert code == 0 and '2 jobs (2 methods x 1 tasks)' in out, out + err
     assert cli._parser().parse_args(['experiments', 'noise', '--tasks', 'b', 'a', 'b']).tasks == ['b', 'a']
@@ -627,6 +632,206 @@ def test_k_beyond_the_batch_is_capped_with_a_note(tmp_path, capsys):
     np.save(tmp_path / 'X.npy', X); np.save(tmp_path / 'Y.npy', Y)
     base = ['adapt', '--embeddings', tmp_path / 'X.npy', '--classes', tmp_path / 'Y.npy', '--prior', 'uniform']
     code, _, err = run(capsys, *base, '--k', 50, '--out', tmp_path / 'a.npy')
-    assert code == 0 and '--k 50: a batch of 12 samples has 11 neighbours; k = 11 is used' in err, err
+    assert code == 0 and '--k 50: more than a batch of 12 samples allows (k <= n - 1 = 11); k = 11 is used' in err, err
     code, _, _ = run(capsys, *base, '--k', 11, '--out', tmp_path / 'b.npy')
     np.testing.assert_array_equal(np.load(tmp_path / 'a.npy'), np.load(tmp_path / 'b.npy'))
+
+
+# --- nothing replaced that the command was not asked to replace ----------------------------------------------
+
+@pytest.fixture
+def own(tmp_path, monkeypatch):
+    "A working folder holding the inputs and the user's own labels.npy (their ground truth), as the current folder."
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(M, D)); y = rng.integers(0, M, N)
+    np.save(tmp_path / 'X.npy', Y[y] + 0.5 * rng.normal(size=(N, D))); np.save(tmp_path / 'Y.npy', Y)
+    np.save(tmp_path / 'labels.npy', y)
+    monkeypatch.chdir(tmp_path); monkeypatch.setenv('GEOTTER_RESULTS', str(tmp_path / 'results'))
+    return tmp_path
+
+def test_default_out_that_exists_is_refused(own, capsys):
+    "No --out and labels.npy exists (the user's own): exit 2 before any work, one line naming it, --force and --out; the file untouched."
+    truth = (own / 'labels.npy').read_bytes()
+    code, out, err = run(capsys, 'adapt', '--embeddings', 'X.npy', '--classes', 'Y.npy')
+    assert_usage_error(code, err, '--out (default) labels.npy: exists; --force replaces it, or --out names another file')
+    assert (own / 'labels.npy').read_bytes() == truth and out == '' and sorted(p.name for p in own.iterdir()) == ['X.npy', 'Y.npy', 'labels.npy']
+    code, out, err = run(capsys, 'adapt', '--embeddings', 'X.npy', '--classes', 'Y.npy', '--force')
+    assert code == 0 and 'labels.npy exists and is replaced (--force)' in err and f"wrote {N} labels to labels.npy;" in out, (out, err)
+    assert np.load(own / 'labels.npy').shape == (N,) and (own / 'labels.npy').read_bytes() != truth
+
+def test_default_out_that_is_an_input_is_refused_even_with_force(tmp_path, capsys, monkeypatch):
+    "Logits saved as labels.npy and no --out: never written, whatever the flags."
+    rng = np.random.default_rng(2); np.save(tmp_path / 'labels.npy', rng.normal(size=(10, 3))); monkeypatch.chdir(tmp_path)
+    before = (tmp_path / 'labels.npy').read_bytes()
+    code, _, err = run(capsys, 'adapt', '--logits', 'labels.npy', '--method', 'zs', '--force')
+    assert_usage_error(code, err, 'labels.npy: is the --logits file')
+    assert (tmp_path / 'labels.npy').read_bytes() == before
+
+def test_default_out_that_is_free_is_used(tmp_path, capsys, monkeypatch):
+    rng = np.random.default_rng(2); np.save(tmp_path / 'L.npy', rng.normal(size=(10, 3))); monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, 'adapt', '--logits', 'L.npy', '--method', 'zs')
+    assert code == 0 and 'wrote 10 labels to labels.npy;' in out and 'exists' not in err, (out, err)
+
+def test_existing_out_needs_force(own, capsys):
+    "--out naming an existing file: exit 2, one line, the file untouched; with --force it is replaced, and the note says so."
+    truth = (own / 'labels.npy').read_bytes()
+    code, out, err = run(capsys, 'adapt', '--embeddings', 'X.npy', '--classes', 'Y.npy', '--out', 'labels.npy')
+    assert_usage_error(code, err, '--out labels.npy: exists; --force replaces it, or --out names another file')
+    assert (own / 'labels.npy').read_bytes() == truth and out == ''
+    code, out, err = run(capsys, 'adapt', '--embeddings', 'X.npy', '--classes', 'Y.npy', '--out', 'labels.npy', '--force')
+    assert code == 0 and 'labels.npy exists and is replaced (--force)' in err and f'wrote {N} labels to labels.npy;' in out, (out, err)
+    assert (own / 'labels.npy').read_bytes() != truth
+
+def test_force_never_replaces_an_input(own, capsys):
+    before = (own / 'X.npy').read_bytes()
+    code, _, err = run(capsys, 'adapt', '--embeddings', 'X.npy', '--classes', 'Y.npy', '--out', 'X.npy', '--force')
+    assert_usage_error(code, err, '--out X.npy: is the --embeddings file')
+    assert (own / 'X.npy').read_bytes() == before
+
+def test_demo_refuses_to_replace_an_earlier_run(own, capsys):
+    "The demo's results folder (default or --out) holding an earlier run: refused, naming it, --force and --out; --force replaces."
+    quick = ('demo', '--task', 'synthetic', '--methods', 'zs')
+    code, out, err = run(capsys, *quick)
+    assert code == 0, err
+    folder = own / 'results' / 'demo'
+    for f in cli.DEMO_FILES: assert str(folder / f) in out, (f, out)          # says what it wrote, by path
+    first = (folder / 'table1.md').read_text()
+    (folder / 'table1.md').write_text('my notes on the first run')
+    code, out, err = run(capsys, *quick)
+    assert_usage_error(code, err, f'the results folder ($GEOTTER_RESULTS/demo, else ./geotter_results/demo) {folder}: holds results.csv, table1.md, demo.png of an earlier run',
+                       '--force replaces them, or --out names another folder')
+    assert (folder / 'table1.md').read_text() == 'my notes on the first run' and out == ''
+    code, out, err = run(capsys, *quick, '--out', folder)
+    assert_usage_error(code, err, f'--out {folder}: holds results.csv, table1.md, demo.png of an earlier run; --force replaces them')
+    code, out, err = run(capsys, *quick, '--force')
+    assert code == 0 and (folder / 'table1.md').read_text() == first and 'of an earlier run replaced (--force)' in err, err
+    code, out, err = run(capsys, *quick, '--out', own / 'elsewhere')
+    assert code == 0 and (own / 'elsewhere' / 'table1.md').read_text() == first, err
+
+def test_experiments_say_what_they_wrote(tmp_path, capsys):
+    "geotter experiments adds to its folder (the resumable cache) and names the files it wrote; a second run reuses the cache."
+    argv = ('experiments', 'noise', '--tasks', 'synthetic', '--fast', '--out', tmp_path / 'exp')
+    code, out, err = run(capsys, *argv)
+    last = out.strip().splitlines()[-1]
+    written = sorted(str(p.relative_to(tmp_path / 'exp')) for p in (tmp_path / 'exp').rglob('*') if p.is_file())
+    assert code == 0 and last.startswith('geotter experiments noise: wrote ') and last.endswith(f" in {tmp_path / 'exp'}"), out
+    assert written and all(w in last for w in written[:8]), (written, last)
+    cache = (tmp_path / 'exp' / 'noise.csv').read_bytes()
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and (tmp_path / 'exp' / 'noise.csv').read_bytes() == cache, err
+
+def test_extract_keeps_an_existing_entry(tmp_path, capsys, monkeypatch, no_download):
+    "A second extract with the same settings writes nothing and says so; --force (alias --overwrite) recomputes; other settings are refused, naming --force."
+    import geotter.text
+    def unpack(dest):
+        d = dest / 'usr/share/wordnet'; d.mkdir(parents=True); (d / 'data.noun').write_text(_wordnet_lines()); return d
+    monkeypatch.setattr(geotter.text, '_unpack_wordnet_base', unpack)
+    monkeypatch.setattr('geotter.data.load_encoder', _fake_encoder)
+    argv = ('extract', 'wordnet-nouns', 'all-MiniLM-L6-v2', '--root', tmp_path, '--store', tmp_path / 'store')
+    code, out, err = run(capsys, *argv, '--download')
+    entry = tmp_path / 'store' / 'wordnet-nouns' / 'all-MiniLM-L6-v2'
+    assert code == 0 and out.splitlines()[-1].startswith(f"{entry}: n=3"), err
+    files = {p: p.stat().st_mtime_ns for p in entry.rglob('*') if p.is_file()}
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and f"{entry} was there, made with these settings: kept, nothing written (--force recomputes it)" in err, err
+    assert {p: p.stat().st_mtime_ns for p in entry.rglob('*') if p.is_file()} == files
+    code, out, err = run(capsys, *argv, '--templates', 'ensemble')
+    assert_usage_error(code, err, '--force')
+    assert {p: p.stat().st_mtime_ns for p in entry.rglob('*') if p.is_file()} == files
+    for flag in ('--force', '--overwrite'):
+        code, out, err = run(capsys, *argv, flag)
+        assert code == 0 and 'kept' not in err and out.splitlines()[-1].startswith(f"{entry}: n=3"), err
+
+def test_closing_line_is_short_for_many_classes(tmp_path, capsys):
+    "1,000 classes: the closing line says how many were predicted and the largest, in one short line (not 1,000 counts)."
+    rng = np.random.default_rng(3); np.save(tmp_path / 'L.npy', rng.normal(size=(50, 1000)))
+    code, out, err = run(capsys, 'adapt', '--logits', tmp_path / 'L.npy', '--method', 'zs', '--out', tmp_path / 'z.npy')
+    z = np.load(tmp_path / 'z.npy'); top = np.bincount(z, minlength=1000).argmax()
+    assert code == 0 and out.count('\n') == 1 and len(out) < 200, out
+    counts = np.bincount(z, minlength=1000); top5 = np.argsort(-counts, kind='stable')[:5]
+    assert f"{len(set(z.tolist()))} of 1000 classes predicted; largest counts (class: labels) {top}: {counts[top]}, " in out, out
+    assert out.strip().endswith(', '.join(f"{j}: {counts[j]}" for j in top5)), out
+
+def test_swapped_embeddings_and_classes_are_named(files, capsys, tmp_path):
+    "--embeddings and --classes swapped: a note says so before the run; with a prior (one entry per true class) exit 2, naming the swap."
+    code, out, err = run(capsys, 'adapt', '--embeddings', files / 'Y.npy', '--classes', files / 'X.npy', '--method', 'zs',
+                         '--out', tmp_path / 's.npy')
+    assert code == 0 and f'--embeddings has {M} rows (samples) and --classes {N} (classes): fewer samples than classes is fine' in err, err
+    assert 'if the two files are swapped, exchange them' in err, err
+    code, out, err = run(capsys, 'adapt', '--embeddings', files / 'Y.npy', '--classes', files / 'X.npy', '--prior', files / 'prior.txt',
+                         '--out', tmp_path / 's2.npy')
+    assert_usage_error(code, err, 'are --embeddings and --classes swapped?')
+    assert not (tmp_path / 's2.npy').exists()
+    np.save(tmp_path / 'LT.npy', np.load(files / 'L.npy').T)
+    code, out, err = run(capsys, 'adapt', '--logits', tmp_path / 'LT.npy', '--method', 'zs', '--out', tmp_path / 's3.npy')
+    assert code == 0 and 'if it is transposed, transpose it' in err, err
+    code, out, err = run(capsys, 'adapt', '--logits', tmp_path / 'LT.npy', '--prior', files / 'prior.txt', '--method', 'otter', '--out', tmp_path / 's4.npy')
+    assert_usage_error(code, err, f'--prior: has {M} entries, one per row of --logits, but --logits has {N} columns', 'is --logits transposed?')
+
+def test_swap_note_comes_before_any_work(files, capsys, monkeypatch, tmp_path):
+    "The note is printed before the method runs: stopping there (Ctrl-C) leaves the note, one error line, exit 130 and no file."
+    def interrupted(a): raise KeyboardInterrupt
+    monkeypatch.setattr(cli, '_run_adapt', interrupted)
+    code, out, err = run(capsys, 'adapt', '--embeddings', files / 'Y.npy', '--classes', files / 'X.npy', '--out', tmp_path / 'never.npy')
+    lines = err.splitlines()
+    assert code == 130 and len(lines) == 2 and 'if the two files are swapped' in lines[0] and 'interrupted' in lines[1], err
+    assert not (tmp_path / 'never.npy').exists()
+
+def test_k_and_steps_follow_the_library(tmp_path, capsys):
+    """The CLI's k and steps obey the options' rule, as the API does: k >= n gives the labels of k = n - 1 (config['k'] in Python),
+    steps 0 to MAX_STEPS in both, the same labels for steps 0."""
+    from geotter.method import geotter
+    from geotter.options import MAX_STEPS
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(3, 8)); X = Y[rng.integers(0, 3, 12)] + 0.3 * rng.normal(size=(12, 8))
+    np.save(tmp_path / 'X.npy', X); np.save(tmp_path / 'Y.npy', Y)
+    base = ['adapt', '--embeddings', tmp_path / 'X.npy', '--classes', tmp_path / 'Y.npy', '--prior', 'uniform']
+    for k in (12, 50):
+        code, _, err = run(capsys, *base, '--k', k, '--out', tmp_path / f'k{k}.npy')
+        r = geotter(X, Y, 'uniform', k=k)
+        assert code == 0 and r.config['k'] == 11 and f'k = 11 is used' in err, (r.config['k'], err)
+        np.testing.assert_array_equal(np.load(tmp_path / f'k{k}.npy'), r.labels)
+    code, _, err = run(capsys, *base, '--steps', 0, '--out', tmp_path / 's0.npy')
+    assert code == 0, err
+    np.testing.assert_array_equal(np.load(tmp_path / 's0.npy'), geotter(X, Y, 'uniform', steps=0).labels)
+    with pytest.raises(ValueError, match=f'steps={MAX_STEPS + 1}; expected steps <= {MAX_STEPS}'): geotter(X, Y, 'uniform', steps=MAX_STEPS + 1)
+    code, _, err = run(capsys, *base, '--steps', MAX_STEPS + 1, '--out', tmp_path / 'sbig.npy')
+    assert_usage_error(code, err, '--steps', f'<= {MAX_STEPS}')
+
+
+@pytest.mark.parametrize('error, code, needles', [
+    (RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to "
+                  "allocate 2400000000 bytes. Error code 12 (Cannot allocate memory)"), 2, ['not enough memory (2.2 GiB asked)']),
+    (MemoryError('Unable to allocate 80.0 GiB for an array with shape (100000, 100000)'), 2, ['not enough memory']),
+    (OSError(28, 'No space left on device', 'labels.npy'), 2, ['No space left on device: labels.npy']),
+    (PermissionError(13, 'Permission denied', 'labels.npy'), 2, ['Permission denied: labels.npy']),
+    (KeyboardInterrupt(), 130, ['interrupted']),
+])
+def test_system_failures_are_one_line(files, capsys, monkeypatch, error, code, needles):
+    "An allocation that fails, a full disk, a refused permission or Ctrl-C during the run: one line on stderr, no traceback."
+    def fail(a): raise error
+    monkeypatch.setattr(cli, '_run_adapt', fail)
+    got, out, err = run(capsys, *adapt(files, '--prior', 'uniform', '--out', files / 'never.npy'))
+    assert got == code and err.count('\n') == 1 and 'Traceback' not in err, (got, err)
+    for s in needles: assert s in err, (s, err)
+    assert not (files / 'never.npy').exists()
+
+def test_a_bug_is_not_hidden(files, capsys, monkeypatch):
+    "Any other RuntimeError is a bug of the package: raised with its traceback, not turned into a usage error."
+    def fail(a): raise RuntimeError('shape mismatch inside the solver')
+    monkeypatch.setattr(cli, '_run_adapt', fail)
+    with pytest.raises(RuntimeError, match='shape mismatch'): run(capsys, *adapt(files, '--out', files / 'never2.npy'))
+
+
+def test_one_rule_for_k_in_the_api_and_the_command(tmp_path, capsys):
+    "The cap of k declared in geotter.options is the API's: prepare(k=) and adapt(k=) beyond n - 1 use n - 1, as the command's note says."
+    from dataclasses import fields
+    from geotter.method import prepare
+    from geotter.options import GeometryOptions, AdaptOptions, capped
+    rng = np.random.default_rng(4)
+    for cls in (GeometryOptions, AdaptOptions):
+        kf = next(f for f in fields(cls) if f.name == 'k')
+        for n, k in ((5, 3), (5, 4), (5, 5), (5, 100), (12, 7)):
+            Y = rng.normal(size=(3, 6)); X = Y[rng.integers(0, 3, n)] + 0.3 * rng.normal(size=(n, 6))
+            r = prepare(X, Y, k=k).adapt('uniform') if cls is GeometryOptions else prepare(X, Y).adapt('uniform', k=k)
+            assert r.config['k'] == capped(kf, k, n)[0] == min(k, n - 1), (cls.__name__, n, k, r.config['k'])
