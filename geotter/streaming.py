@@ -18,7 +18,8 @@ from .graph import KNN_METHODS, knn_indices, _knn_options, _knn_search
 from .cluster import kmeans, lloyd, nearest_centres
 from .options import PAPER_DEFAULTS, current_names
 from .pipeline import cluster_table, fused_cost, transport, smooth_plan, _transport, _smooth_lists
-from .priors import em_prior, online_em_prior
+from .priors import UNKNOWN_RATIO, em_prior, online_em_prior
+from .method import prepare
 
 # %% auto #0
 __all__ = ['STREAM_DEFAULTS', 'update_centres', 'c_transform', 'dual_plan', 'centre_potential', 'average_potential',
@@ -125,21 +126,27 @@ class StreamState:
     counts:torch.Tensor|None=None      # (K0,) samples behind each centre
     bank_X:torch.Tensor|None=None      # (<= W, d) most recent samples (memory bank)
     bank_theta:torch.Tensor|None=None  # (<= W, m) their logits
+    class_sums:torch.Tensor|None=None  # (m, d) ratio unknown: responsibility-weighted sums of the unit rows seen
+    class_mass:torch.Tensor|None=None  # (m,) ratio unknown: responsibility mass of each class
     n_seen:int=0                       # samples seen
     n_batches:int=0                    # batches seen
 
     @property
-    def known_prior(self)->bool: return math.isnan(self.prior_count)
+    def known_prior(self)->bool: return math.isnan(self.prior_count) and self.class_sums is None
+    @property
+    def ratio_per_batch(self)->bool:
+        "The ratio unknown: estimated on each batch, the class means carried."
+        return self.class_sums is not None
     def size(self)->int:
         "Number of stored numbers (array entries and the four scalars)."
-        arrs = (self.Y, self.prior, self.g, self.centres, self.counts, self.bank_X, self.bank_theta)
+        arrs = (self.Y, self.prior, self.g, self.centres, self.counts, self.bank_X, self.bank_theta, self.class_sums, self.class_mass)
         return sum(a.numel() for a in arrs if a is not None) + 4
 
 # %% ../nbs/16_streaming.ipynb #6d183ac4
 _PAPER = ('cost_temperature', 'beta', 'k', 'alpha', 'steps', 'include_self')
 STREAM_DEFAULTS = {**{o: PAPER_DEFAULTS[o] for o in _PAPER}, **dict(
-    n_clusters=None, solver='emd', reg=None, dual='batch', memory=512, decay=1.0, em_temperature=CLIP_TEMPERATURE,
-    seed=0, n_init=1, knn_method='auto', warm_start=True)}
+    n_clusters=None, solver=None, reg=None, dual='batch', memory=512, decay=1.0, em_temperature=CLIP_TEMPERATURE,
+    seed=0, n_init=1, knn_method='auto', warm_start=True, carry=1.0)}
 
 def check_stream_options(options:dict,
                          dtype:torch.dtype=torch.float64, # dtype of the class embeddings (cos/cost_temperature is computed in it)
@@ -159,7 +166,9 @@ def check_stream_options(options:dict,
     for nm, low in (('k', 1), ('steps', 0), ('memory', 0), ('n_init', 1)): check_scalar(o[nm], nm, numbers.Integral, low=low)
     if o['n_clusters'] is not None: check_scalar(o['n_clusters'], 'n_clusters', numbers.Integral, low=1)
     if o['reg'] is not None: check_scalar(o['reg'], 'reg', low=0, low_open=True)
-    if o['solver'] not in ('emd', 'sinkhorn'): raise ValueError(f"solver={o['solver']!r}; expected 'emd' or 'sinkhorn'")
+    if o['solver'] not in (None, 'emd', 'sinkhorn', 'unbalanced'):
+        raise ValueError(f"solver={o['solver']!r}; expected None, 'emd', 'sinkhorn' or (ratio unknown) 'unbalanced'")
+    check_scalar(o['carry'], 'carry', low=0)
     if o['dual'] not in ('batch', 'running'): raise ValueError(f"dual={o['dual']!r}; expected 'batch' or 'running'")
     for nm in ('warm_start', 'include_self'): check_bool(o[nm], nm)
     check_choice(o['knn_method'], 'knn_method', KNN_METHODS); check_scalar(o['seed'], 'seed', numbers.Integral, low=0)
@@ -169,16 +178,19 @@ def check_stream_options(options:dict,
 
 # %% ../nbs/16_streaming.ipynb #1b1a84db
 def init_stream(Y,                        # (m, d) class embeddings
-                prior='em',               # (m,) known prior, 'uniform', or 'em' (estimate it online)
+                prior=None,               # (m,) known prior, 'uniform', 'em' (estimated online), or None: unknown, estimated per batch
                 pseudo_count:float=1.0,   # 'em': pseudo-samples per class behind the uniform start (Dirichlet)
                )->StreamState:            # the state before the first batch
     "The empty state of a stream over the classes `Y`."
     Yn = l2_normalize(check_matrix(Y, 'Y'), 'Y')
     m = Yn.shape[0]
+    check_scalar(pseudo_count, 'pseudo_count', low=0, high=torch.finfo(torch.float64).max / m)   # 'em': m * pseudo_count stays finite
+    uniform = torch.full((m,), 1.0 / m, dtype=torch.float64, device=Yn.device)
+    if prior is None: return StreamState(Yn, uniform, class_sums=torch.zeros_like(Yn), class_mass=Yn.new_zeros(m))
     if isinstance(prior, str) and prior == 'em':
-        check_scalar(pseudo_count, 'pseudo_count', low=0, high=torch.finfo(torch.float64).max / m)   # m * pseudo_count stays finite
-        return StreamState(Yn, torch.full((m,), 1.0 / m, dtype=torch.float64, device=Yn.device), float(m * pseudo_count))
+        return StreamState(Yn, uniform, float(m * pseudo_count))
     return StreamState(Yn, check_prior(prior, m, device=Yn.device))
+
 
 # %% ../nbs/16_streaming.ipynb #4ae792f8
 def _decayed(st:StreamState, gamma:float)->StreamState:
@@ -221,7 +233,7 @@ def _warm_start(g:torch.Tensor, C:torch.Tensor, reg:float)->tuple:
 
 def _stream_transport(C, nu, st:StreamState, o:dict, b:int)->tuple:
     "Plan of the window, the class potential to carry, its weight, and the Sinkhorn iterations."
-    if o['solver'] == 'emd': return _transport(C, nu), None, 0.0, 0
+    if o['solver'] in (None, 'emd'): return _transport(C, nu), None, 0.0, 0
     reg = DEFAULT_REG if o['reg'] is None else o['reg']
     init = _warm_start(st.g, C, reg) if st.g is not None and o['warm_start'] else None
     P, log = _transport(C, nu, solver='sinkhorn', reg=reg, init=init, log=True)
@@ -254,6 +266,53 @@ class StepResult:
     prior:torch.Tensor        # (m,) prior the window was transported onto
     k:int                     # neighbours used by the graph (0: no smoothing)
     ot_iter:int=0             # Sinkhorn iterations (0 for the exact solver)
+    ot_plan:torch.Tensor|None=None  # (b, m) the batch's transport plan before smoothing (ratio unknown; None otherwise)
+
+# %% ../nbs/16_streaming.ipynb #48095abf
+def _carried_mean_logits(Xn:torch.Tensor,      # (b, d) unit rows of the batch
+                         theta:torch.Tensor,   # (b, m) GeoTTER's logits of the batch
+                         sums:torch.Tensor,    # (m, d) carried class sums (times carry)
+                         mass:torch.Tensor,    # (m,) carried class mass (times carry)
+                         R:torch.Tensor,       # (b, m) the batch's responsibilities (rows sum to 1)
+                         weight:float,         # w
+                         min_mass:float=1.0,
+                        )->torch.Tensor:       # (b, m) theta'
+    "theta plus the evidence <x_i, leave-one-out class mean> of the carried and batch class sums, at the spread of theta."
+    M, N = sums + R.T @ Xn, mass + R.sum(0)
+    used = N >= min_mass
+    if weight == 0 or int(used.sum()) < 2: return theta
+    tiny = torch.finfo(theta.dtype).tiny
+    Ru = R[:, used]
+    E = (Xn @ M[used].T - Ru) / (N[used][None] - Ru).clamp_min(tiny)     # <x_i, M_k - r_ik x_i> / (N_k - r_ik), |x_i| = 1
+    E = E - E.mean(1, keepdim=True)
+    spread, sd = theta[:, used].std(1, correction=0, keepdim=True), E.std(1, correction=0, keepdim=True)
+    out = theta.clone()
+    out[:, used] += weight * torch.where(sd > 0, spread / sd.clamp_min(tiny), 0) * E
+    return out
+
+def _mass_weight(n:float)->float:
+    "UNKNOWN_RATIO's refine weight for n samples behind the class means: 0 up to 64, all of it from 1,024."
+    small, large = UNKNOWN_RATIO['refine_batch']
+    return UNKNOWN_RATIO['refine'] * min(1.0, max(0.0, math.log(max(n, 1e-300) / small) / math.log(large / small)))
+
+_GEOMETRY = ('cost_temperature', 'beta', 'k', 'n_clusters', 'seed', 'include_self', 'n_init', 'knn_method')
+
+def _unknown_ratio_step(st:StreamState, Xn:torch.Tensor, theta:torch.Tensor, o:dict)->tuple:
+    "One batch with the ratio unknown: geotter's first pass, a second on the carried and batch class means, the state moved on."
+    T, b = o['cost_temperature'], len(Xn)
+    prep = prepare(Xn, st.Y, logits=theta * (T / CLIP_TEMPERATURE), **{nm: o[nm] for nm in _GEOMETRY})
+    adapt = dict(alpha=o['alpha'], steps=o['steps'], solver=o['solver'], reg=o['reg'], refine=0.0)
+    res = prep.adapt(None, **adapt)
+    rows = lambda P: P / P.sum(1, keepdim=True).clamp_min(torch.finfo(P.dtype).tiny)
+    sums, mass = o['decay'] * st.class_sums, o['decay'] * st.class_mass
+    c = o['carry']
+    theta2 = _carried_mean_logits(Xn, prep.theta, c * sums, c * mass, rows(res.plan), _mass_weight(c * float(mass.sum()) + b))
+    if theta2 is not prep.theta: res = replace(prep, theta=theta2).adapt(None, **adapt)   # the same ratio, partition and graph
+    R = rows(res.plan)
+    st = replace(st, prior=res.prior.to(torch.float64), class_sums=sums + R.T @ Xn, class_mass=mass + R.sum(0),
+                 n_seen=st.n_seen + b, n_batches=st.n_batches + 1)
+    return st, StepResult(res.labels, res.plan, st.prior, res.config['k'], 0, res.ot_plan)
+
 
 # %% ../nbs/16_streaming.ipynb #9f3655e4
 def stream_step(state:StreamState,        # state before the batch
@@ -261,7 +320,7 @@ def stream_step(state:StreamState,        # state before the batch
                 logits=None,              # (b, m) the classifier's logits (CLIP: cos/0.01), instead of cos(X, Y)
                 **options,                # stream options, see STREAM_DEFAULTS
                ):                         # (new StreamState, StepResult)
-    "One batch of streaming GeoTTER: prior, centres, transport of [bank; batch], smoothing, labels of the batch."
+    "One batch of streaming GeoTTER: prior (or the batch's ratio and the carried class means), transport, smoothing, labels."
     check_type(state, 'state', StreamState, "a StreamState (`init_stream`)")
     o, st = check_stream_options(options, state.Y.dtype), state
     Xt = check_matrix(X, 'X', cols=st.Y.shape[1], dtype=st.Y.dtype, device=st.Y.device)
@@ -269,6 +328,10 @@ def stream_step(state:StreamState,        # state before the batch
     T = o['cost_temperature']                     # GeoTTER's logits: cos/T, or the classifier's logits * 0.01/T (as `prepare`)
     theta = Xn @ st.Y.T / T if logits is None else \
             check_matrix(logits, 'logits', rows=b, cols=st.Y.shape[0], dtype=Xt.dtype, device=Xt.device) * (CLIP_TEMPERATURE / T)
+    if st.ratio_per_batch: return _unknown_ratio_step(st, Xn, theta, o)
+    if o['solver'] == 'unbalanced':
+        raise ValueError("solver='unbalanced' needs the ratio unknown (prior=None); expected None, 'emd' or 'sinkhorn'")
+    o = dict(o, solver=o['solver'] or 'emd')
     st, z = _prior_and_centres(_decayed(st, o['decay']), theta, Xn, o)
     Xz, Xzn, Tz = _window(st, Xt, Xn, theta)
     P, g, w, it = _stream_transport(_window_cost(Tz, Xzn, st, o['beta'], z), st.prior, st, o, b)
@@ -278,10 +341,15 @@ def stream_step(state:StreamState,        # state before the batch
 
 # %% ../nbs/16_streaming.ipynb #feef2fe4
 class StreamingGeoTTER:
-    "GeoTTER on a stream: `partial_fit_predict` labels one mini-batch at a time with bounded state."
+    """GeoTTER on a stream: `partial_fit_predict` labels one mini-batch at a time with bounded state.
+
+    With `prior=None` (the default) the label ratio is unknown: each batch is labelled by `geotter`'s unknown-ratio
+    transport (its ratio estimated on the batch), with a second pass on class means carried from batch to batch
+    (`class_sums`, `class_mass` of the state). A given prior, 'uniform', or 'em' (a running EM ratio, the former
+    default) transports [bank; batch] onto that prior."""
     def __init__(self,
                  Y,                       # (m, d) class embeddings
-                 prior='em',              # (m,) known target prior, 'uniform', or 'em' (estimated online)
+                 prior=None,              # (m,) known target prior, 'uniform', 'em' (running EM ratio), or None: unknown, per batch
                  pseudo_count:float=1.0,  # 'em': Dirichlet pseudo-samples per class
                  **options,               # stream options, see STREAM_DEFAULTS
                 ):
@@ -318,7 +386,7 @@ def stream_order(n:int,                   # number of samples
 # %% ../nbs/16_streaming.ipynb #8197da68
 def stream_predict(X,                     # (n, d) samples
                    Y,                     # (m, d) class embeddings
-                   prior='em',            # known prior, 'uniform' or 'em'
+                   prior=None,            # known prior, 'uniform', 'em', or None: unknown, estimated per batch
                    batch_size:int|None=None, # rows per batch (None: one batch)
                    order_seed=0,          # seed of the stream order (None: row order)
                    logits=None,           # (n, m) the classifier's logits (CLIP: cos/0.01), instead of cos(X, Y)
