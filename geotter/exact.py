@@ -11,7 +11,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse
-import ot
 import torch
 
 from .core import *
@@ -23,6 +22,7 @@ __all__ = ['EXACT_SOLVERS', 'EMD_FALLBACK_ENV', 'emd']
 def _pot_warm_starts()->bool:
     "Whether the installed POT's `ot.emd` takes starting duals (`potentials_init`, POT 0.9.6 and later)."
     import inspect
+    import ot                                    # POT (and scikit-learn, which it imports) only where it is used
     return 'potentials_init' in inspect.signature(ot.emd).parameters
 
 def _emd_pot(C:np.ndarray,   # (n, m) float64 cost
@@ -32,6 +32,7 @@ def _emd_pot(C:np.ndarray,   # (n, m) float64 cost
              init=None,      # (u (n,), v (m,)) starting duals for the cost C, or None (used where POT takes them)
             )->tuple:        # (plan (n, m), u (n,), v (m,)) for the cost C
     "POT's network simplex `ot.emd` on $C-\\min(C,0)$, its status turned into our errors and warnings."
+    import ot
     c0 = min(float(C.min()), 0.0)
     kw = dict(potentials_init=(init[0] - c0, init[1])) if init is not None and _pot_warm_starts() else {}
     with warnings.catch_warnings():

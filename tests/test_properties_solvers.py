@@ -188,6 +188,21 @@ def test_first_call_compiles_once_and_says_so(tmp_path):
     assert second.returncode == 0 and not [l for l in second.stderr.splitlines() if l.startswith('geotter:')], second.stderr[-2000:]
     assert first.stdout == second.stdout
 
+def test_first_geotter_call_imports_neither_pot_nor_sklearn():
+    "`import geotter; geotter.geotter(X, Y)` in a fresh process: POT (and scikit-learn, which POT imports) and pandas stay unimported."
+    root = Path(__file__).resolve().parents[1]
+    code = ("import sys, numpy as np, geotter; rng = np.random.default_rng(0); Y = rng.normal(size=(6, 32)).astype(np.float32); "
+            "X = Y[rng.integers(0, 6, 60)] + rng.normal(size=(60, 32)).astype(np.float32); r = geotter.geotter(X, Y); "
+            "assert len(r.labels) == 60; print(sorted(m for m in ('ot', 'sklearn', 'pandas') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS='1')
+    out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, timeout=1200, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == '[]', out.stdout
+    out = subprocess.run([sys.executable, '-c', "import sys, geotter.exact as ex, numpy as np; "
+                          "ex.emd('uniform', 'uniform', np.eye(3), solver='pot'); print('ot' in sys.modules)"],
+                         env=env, capture_output=True, text=True, timeout=1200, cwd=root)
+    assert out.returncode == 0 and out.stdout.strip() == 'True', out.stderr[-2000:]    # and POT where its solver runs
+
 @given(problems(zeros=False), st.sampled_from(['emd', 'pot', 'sinkhorn', 'unbalanced']))
 @pytest.mark.filterwarnings('error')                                              # a warning here is a failure, not an excuse
 def test_otter_plans(prob, solver):
