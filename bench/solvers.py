@@ -3,12 +3,14 @@
     python bench/solvers.py reg      # bench/results/perf_solvers_reg.csv: Sinkhorn convergence per reg on the shipped tasks
     python bench/solvers.py otter    # bench/results/perf_solvers_otter.csv: otter (dense, sparse) vs ot.emd, 50,000 x 1,000
     python bench/solvers.py pot      # bench/results/perf_solvers_pot.csv: sinkhorn / sinkhorn_unbalanced vs POT (torch)
-    python bench/solvers.py shapes   # bench/results/perf_solvers_shapes.csv: emd vs ot.emd for n << m, n ~ m, n >> m and four priors
-    python bench/solvers.py start    # bench/results/perf_solvers_start.csv: the exact solver from the auction's or the greedy start
+    python bench/solvers.py shapes   # bench/results/perf_solvers_shapes.csv: emd vs ot.emd for n << m, n ~ m, n >> m, priors on
+                                     #   all, some or few classes and label counts, Dirichlet priors at 2000 x 2000 over seeds
+    python bench/solvers.py crossover # bench/results/perf_solvers_crossover.csv: our solver and POT's on n x k, n >= k, where each is faster
+    python bench/solvers.py start    # bench/results/perf_solvers_start.csv: the exact solver from each start (coordinate ascent, auction, greedy)
 
 Timings are measured side by side in one run, one thread, and reported as ratios; nothing here is a test.
 """
-import sys, time, warnings
+import os, sys, time, warnings
 from pathlib import Path
 
 import numpy as np
@@ -94,38 +96,85 @@ def bench_otter(sizes=((50_000, 1_000),), seeds=(0, 1, 2), repeats=3):
 
 # ---------------------------------------------------------------- emd vs ot.emd in every batch shape
 SHAPES = ((64, 1000), (50, 5000), (200, 5000), (500, 2000), (1000, 1000), (2000, 2000), (1000, 200), (5000, 1000))
-PRIORS = ('uniform', 'dirichlet', 'sparse', 'counts')
+PRIORS = ('uniform', 'dirichlet', 'sparse', 'few', 'counts')
+# (n, m, prior, seed, d): more seeds where the solver's margin is smallest, and the 512-d features of CLIP ViT-B
+EXTRA = tuple((2000, 2000, 'dirichlet', s, d) for d in (256, 512) for s in range(1, 5)) + \
+        ((2000, 2000, 'dirichlet-0.3', 0, 512), (2000, 2000, 'dirichlet-3', 0, 512), (3000, 3000, 'dirichlet', 0, 512)) + \
+        tuple((64, 1000, 'few', s, d) for d in (256, 512) for s in range(1, 5))
 
 def shape_prior(name, m, labels, rng):
-    "The class prior of one benchmark row: uniform, Dirichlet(1), sparse (70% of the classes at 0), or the batch's label counts."
+    """The class prior of one benchmark row: on all classes (uniform; Dirichlet(1), or 'dirichlet-c' for Dirichlet(c)),
+    on some (sparse: 70% of the classes at 0), on a few (few: Dirichlet(1) over 5 classes), or the batch's label counts."""
     if name == 'uniform': return np.full(m, 1 / m)
-    if name == 'dirichlet': return rng.dirichlet(np.ones(m))
+    if name.startswith('dirichlet'): return rng.dirichlet(np.full(m, float(name.split('-')[1]) if '-' in name else 1.0))
     if name == 'sparse':
         p = rng.dirichlet(np.ones(m)) * (rng.random(m) < 0.3); p[rng.integers(m)] += 1e-3
         return p / p.sum()
+    if name == 'few':
+        p = np.zeros(m); p[rng.choice(m, 5, replace=False)] = rng.dirichlet(np.ones(5))
+        return p
     return class_prior(labels, m)
 
-def bench_shapes(shapes=SHAPES, priors=PRIORS, repeats=3, seed=0):
-    "emd and ot.emd on the same float64 cost -log softmax(100 cos), warm, interleaved; ratio = time of ot.emd / time of emd."
+def _side_by_side(fs, budget=1.0, least=3, most=200):
+    "Best wall and CPU seconds of each thunk in `fs`, called in turn (A B A B ...) at least `least` times, then until `budget` s."
+    wall, cpu, t0, r = [[] for _ in fs], [[] for _ in fs], time.perf_counter(), 0
+    while r < least or (time.perf_counter() - t0 < budget and r < most):
+        for i, f in enumerate(fs):
+            w, c = time.perf_counter(), time.process_time(); out = f()
+            cpu[i].append(time.process_time() - c); wall[i].append(time.perf_counter() - w)
+        r += 1
+    return [min(w) for w in wall], [min(c) for c in cpu], out
+
+def bench_shapes(shapes=SHAPES, priors=PRIORS, extra=EXTRA, seed=0, d=256):
+    """emd and ot.emd on the same float64 cost -log softmax(100 cos), warm, interleaved; ratio = time of ot.emd / time of emd
+    (wall and CPU seconds, the best of at least three calls each); `solver`: the solver emd's 'auto' took ('fast' or 'pot')."""
     import ot
     emd('uniform', 'uniform', np.random.default_rng(0).random((6, 3)))                     # compile (or load) the solver outside the timings
-    rows = []
-    for n, m in shapes:
-        L, _, lab = clip_like(n, m, d=256, seed=seed)
+    rows, load0 = [], os.getloadavg()[0]
+    runs = [(n, m, p, seed, d) for n, m in shapes for p in priors] + list(extra)
+    for n, m, prior, sd, dd in runs:
+        L, _, lab = clip_like(n, m, d=dd, seed=sd)
         C, a = nll_cost(L), np.full(n, 1 / n)
-        rng = np.random.default_rng(seed)
+        b = shape_prior(prior, m, lab, np.random.default_rng([sd, n, m]))
+        (t_emd, t_pot), (c_emd, c_pot), _ = _side_by_side([lambda: emd('uniform', b, C), lambda: ot.emd(a, b, C, numItermax=10**9)])
+        (P, lg), G = emd('uniform', b, C, log=True), ot.emd(a, b, C, numItermax=10**9)
+        obj, ref = float((P * C).sum()), float((G * C).sum())
+        rows.append(dict(n=n, m=m, prior=prior, seed=sd, d=dd, zeros=int((b == 0).sum()), solver=lg['solver'], emd_s=t_emd, ot_emd_s=t_pot,
+                         ratio=t_pot / t_emd, emd_cpu_s=c_emd, ot_emd_cpu_s=c_pot, cpu_ratio=c_pot / c_emd,
+                         rel_obj_diff=abs(obj - ref) / abs(ref),
+                         marginal_err=float(np.abs(P.sum(0) - b).max() + np.abs(P.sum(1) - a).max())))
+        print(rows[-1], flush=True)
+    df = pd.DataFrame(rows).assign(load_start=load0, load_end=os.getloadavg()[0])
+    OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_shapes.csv', index=False)
+    return df
+
+# ---------------------------------------------------------------- where POT's network simplex is faster
+CROSS = tuple((n, k) for k in (50, 100, 200, 500, 1000, 2000) for n in (k, int(1.25 * k), int(1.5 * k), 2 * k, 3 * k, 5 * k) if n * k <= 10_000_000)
+# the other orientation: k samples (the nodes, capacity N/k each) and N > k classes of a Dirichlet prior (items of unequal mass)
+CROSS_CLASSES = tuple((k, N) for k in (64, 200, 500, 1000) for N in (int(1.25 * k), 2 * k, 3 * k, 5 * k))
+
+def bench_crossover(shapes=CROSS, priors=('dirichlet', 'dirichlet-0.3', 'uniform'), classes=CROSS_CLASSES, d=512, seed=0):
+    """`_emd_fast` and POT's network simplex (`_emd_pot`) on n x k costs with n >= k (k classes as nodes), and on k x N
+    costs (k samples as nodes, N classes as items), CPU seconds, best of three interleaved; ratio = POT / ours;
+    `fractional`: share of nodes whose capacity is not whole; `items`: which side the items are."""
+    from geotter.exact import _emd_fast, _emd_pot, _orient
+    _emd_fast(np.random.default_rng(0).random((6, 3)), np.full(6, 1 / 6), np.full(3, 1 / 3))
+    rows = []
+    def measure(C, a, b, **row):
+        _, (c_fast, c_pot), _ = _side_by_side([lambda: _emd_fast(C, a, b), lambda: _emd_pot(C, a, b, 10**9)], budget=0.0)
+        X, _, _, x, cap, _ = _orient(C, a, b)
+        rows.append(dict(row, N=X.shape[0], nodes=X.shape[1], fractional=float((np.abs(cap - np.round(cap)) > 1e-9).mean()),
+                         fast_cpu_s=c_fast, pot_cpu_s=c_pot, ratio=c_pot / c_fast))
+        print(rows[-1], flush=True)
+    for n, k in shapes:
+        L, _, lab = clip_like(n, k, d=d, seed=seed)
+        C, a = nll_cost(L), np.full(n, 1 / n)
         for prior in priors:
-            b = shape_prior(prior, m, lab, rng)
-            t_emd, t_pot = [], []
-            for _ in range(repeats):
-                P, t = _timed(emd, 'uniform', b, C); t_emd.append(t)
-                G, t = _timed(ot.emd, a, b, C, numItermax=10**9); t_pot.append(t)
-            obj, ref = float((P * C).sum()), float((G * C).sum())
-            rows.append(dict(n=n, m=m, prior=prior, zeros=int((b == 0).sum()), emd_s=min(t_emd), ot_emd_s=min(t_pot),
-                             ratio=min(t_pot) / min(t_emd), rel_obj_diff=abs(obj - ref) / abs(ref),
-                             marginal_err=float(np.abs(P.sum(0) - b).max() + np.abs(P.sum(1) - a).max())))
-            print(rows[-1], flush=True)
-    df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_shapes.csv', index=False)
+            measure(C, a, shape_prior(prior, k, lab, np.random.default_rng([seed, n, k])), n=n, k=k, prior=prior, items='samples')
+    for k, N in classes:
+        L, _, lab = clip_like(k, N, d=d, seed=seed)
+        measure(nll_cost(L), np.full(k, 1 / k), np.random.default_rng([seed, k, N]).dirichlet(np.ones(N)), n=k, k=N, prior='dirichlet', items='classes')
+    df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_crossover.csv', index=False)
     return df
 
 # ---------------------------------------------------------------- the exact solver's start: auction or greedy
@@ -139,22 +188,27 @@ def _best_ms(f, budget=0.3, most=200):
         t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
     return 1e3 * min(ts)
 
-def bench_start(shapes=START_SHAPES, priors=PRIORS, seed=0):
-    "`_emd_fast` from the auction's potentials and from v = 0 (greedy), interleaved; both plans certified optimal."
-    from geotter.exact import _emd_fast, _orient, _auction_pays
+START_EXTRA = tuple((n, k, p) for k in (200, 500, 1000) for n in (k, int(1.25 * k), 2 * k, 5 * k)
+                    for p in ('dirichlet', 'dirichlet-0.3', 'uniform'))
+
+def bench_start(shapes=START_SHAPES, priors=PRIORS, extra=START_EXTRA, seed=0):
+    """`_emd_fast` from each start (coordinate ascent, auction, v = 0), interleaved; every plan certified optimal.
+    `misplaced`: the share of the mass that the items' own best nodes put above the capacities (v = 0's excess)."""
+    from geotter.exact import _emd_fast, _orient, _start_rule
     _emd_fast(np.random.default_rng(0).random((6, 3)), np.full(6, 1 / 6), np.full(3, 1 / 3))
-    rows = []
-    for n, m in shapes:
+    starts, rows = ('coordinate', 'auction', 'greedy'), []
+    for n, m, prior in [(n, m, p) for n, m in shapes for p in priors] + list(extra):
         L, _, lab = clip_like(n, m, d=256, seed=seed)
         C, a = nll_cost(L), np.full(n, 1 / n)
-        for prior in priors:
-            b = shape_prior(prior, m, lab, np.random.default_rng(seed))
-            N, k = _orient(C, a, b)[0].shape
-            t = {s: _best_ms(lambda: _emd_fast(C, a, b, start=s)) for s in ('auction', 'greedy')}
-            assert all(_emd_fast(C, a, b, start=s) is not None for s in t)
-            rows.append(dict(n=n, m=m, prior=prior, N=N, k=k, auction_ms=t['auction'], greedy_ms=t['greedy'],
-                             auction_over_greedy=t['auction'] / t['greedy'], rule='auction' if _auction_pays(N, k) else 'greedy'))
-            print(rows[-1], flush=True)
+        b = shape_prior(prior, m, lab, np.random.default_rng(seed))
+        X, _, _, x, cap, _ = _orient(C, a, b); N, k = X.shape
+        misplaced = float(np.clip(np.bincount(X.argmin(1), weights=x, minlength=k) - cap, 0, None).sum() / x.sum())
+        t = {s: _best_ms(lambda: _emd_fast(C, a, b, start=s)) for s in starts}
+        assert all(_emd_fast(C, a, b, start=s) is not None for s in t)
+        rows.append(dict(n=n, m=m, prior=prior, N=N, k=k, misplaced=misplaced, **{f'{s}_ms': t[s] for s in starts},
+                         best=min(t, key=t.get), rule=_start_rule(X, 1.0, x, cap)))
+        rows[-1]['rule_over_best'] = t[rows[-1]['rule']] / t[rows[-1]['best']]
+        print(rows[-1], flush=True)
     df = pd.DataFrame(rows); OUT.mkdir(exist_ok=True); df.to_csv(OUT / 'perf_solvers_start.csv', index=False)
     return df
 
@@ -198,3 +252,4 @@ if __name__ == '__main__':
     if what in ('pot', 'all'): print(bench_pot().to_string())
     if what in ('shapes', 'all'): print(bench_shapes().to_string())
     if what in ('start', 'all'): print(bench_start().to_string())
+    if what in ('crossover', 'all'): print(bench_crossover().to_string())

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
-import pandas as pd
 import torch
 
 from .core import (CLIP_TEMPERATURE, MAX_LENGTH, InputTypeError, Task, check_bool, check_choice, check_int, check_labels, check_scalar,
@@ -733,6 +732,7 @@ def logits_dir(path:str|Path|None=None)->Path:
 # %% ../nbs/19_data.ipynb #1edf75ed
 def _logits_table(path:Path, label_col:str)->pd.DataFrame:
     "The table of a logits CSV, every cell a number or empty; else a `ValueError` naming the file (and the cell)."
+    import pandas as pd                            # pandas only where a table is read
     try: header, df = pd.read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist(), pd.read_csv(path)
     except pd.errors.EmptyDataError: raise ValueError(f"{path}: the file is empty; expected a header (class names, {label_col}) and one row per sample") from None
     except ValueError as e: raise ValueError(f"{path}: not a readable CSV ({_reason(e)})") from None   # ParserError, UnicodeDecodeError

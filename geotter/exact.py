@@ -11,7 +11,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse
-import ot
 import torch
 
 from .core import *
@@ -20,16 +19,25 @@ from .core import *
 __all__ = ['EXACT_SOLVERS', 'EMD_FALLBACK_ENV', 'emd']
 
 # %% ../nbs/04_exact.ipynb #8600a6ad
+def _pot_warm_starts()->bool:
+    "Whether the installed POT's `ot.emd` takes starting duals (`potentials_init`, POT 0.9.6 and later)."
+    import inspect
+    import ot                                    # POT (and scikit-learn, which it imports) only where it is used
+    return 'potentials_init' in inspect.signature(ot.emd).parameters
+
 def _emd_pot(C:np.ndarray,   # (n, m) float64 cost
              a:np.ndarray,   # (n,) float64 source weights
              b:np.ndarray,   # (m,) float64 target weights
              max_iter:int,   # network-simplex iteration cap
+             init=None,      # (u (n,), v (m,)) starting duals for the cost C, or None (used where POT takes them)
             )->tuple:        # (plan (n, m), u (n,), v (m,)) for the cost C
     "POT's network simplex `ot.emd` on $C-\\min(C,0)$, its status turned into our errors and warnings."
+    import ot
     c0 = min(float(C.min()), 0.0)
+    kw = dict(potentials_init=(init[0] - c0, init[1])) if init is not None and _pot_warm_starts() else {}
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')          # POT warns itself; we re-warn with our names
-        G, log = ot.emd(a, b, np.ascontiguousarray(C - c0 if c0 < 0 else C), numItermax=max_iter, log=True)
+        G, log = ot.emd(a, b, np.ascontiguousarray(C - c0 if c0 < 0 else C), numItermax=max_iter, log=True, **kw)
     code = log.get('result_code', 1)
     if code == 0: raise RuntimeError(f"ot.emd reports an infeasible problem: {log['warning']}")
     if code == 2: raise RuntimeError(f"ot.emd reports an unbounded problem: {log['warning']}")
@@ -246,6 +254,58 @@ def _start_potentials(indptr, cst, sg, s, units, K, r, scale:float=0.0)->np.ndar
         p[rest] = (u[:, None] - sg * cst.reshape(-1, k)[:, rest]).max(0)
     return -p
 
+# %% ../nbs/04_exact.ipynb #ff6041cc
+@_njit
+def _two_best(X, sg, v, i, b1, a1, b2, a2):
+    "Item i's two smallest values sg * X[i, l] - v[l] (b1 <= b2) and their nodes (a1, a2)."
+    f1 = np.inf; f2 = np.inf; g1 = -1; g2 = -1
+    for l in range(X.shape[1]):
+        r = sg * X[i, l] - v[l]
+        if r < f1: f2 = f1; g2 = g1; f1 = r; g1 = l
+        elif r < f2: f2 = r; g2 = l
+    b1[i] = f1; a1[i] = g1; b2[i] = f2; a2[i] = g2
+
+@_njit
+def _fill_threshold(t, x, s, unit):
+    "The v_j that maximises the dual in node j: where the mass of the items with threshold t_i < v_j reaches s."
+    N = t.shape[0]
+    if unit:                                          # unit masses: a selection, O(N)
+        q = min(int(np.floor(s + 1e-9)), N)
+        if q == N: return np.max(t)
+        nxt = np.partition(t, q)[q] if q > 0 else np.min(t)
+        if s - q > 1e-9: return nxt                   # a fractional capacity: the next item is indifferent
+        if q == 0: return nxt - (np.max(t) - nxt) - 1.0   # no capacity: below every threshold
+        return 0.5 * (np.max(np.partition(t, q)[:q]) + nxt)
+    o = np.argsort(t); acc = 0.0; q = 0
+    while q < N and acc + x[o[q]] <= s + 1e-9: acc += x[o[q]]; q += 1
+    if q == N: return t[o[N - 1]]
+    if s - acc > 1e-9 or q == 0: return t[o[q]] if s - acc > 1e-9 else t[o[0]] - (t[o[N - 1]] - t[o[0]]) - 1.0
+    return 0.5 * (t[o[q - 1]] + t[o[q]])
+
+@_njit
+def _coordinate_potentials(X,         # (N, k) costs, items on rows
+                           sg,        # 1.0, or -1.0 for the cost -X
+                           x, s,      # (N,) item masses, (k,) node capacities
+                           rounds,    # passes over the nodes
+                          ):          # (k,) node potentials v
+    "Starting potentials by exact coordinate ascent on the dual, node after node, `rounds` times."
+    N, k = X.shape; v = np.zeros(k); unit = True
+    if k == 1: return v                               # one node holds everything: any v
+    for i in range(N):
+        if x[i] != 1.0: unit = False
+    b1 = np.empty(N); a1 = np.empty(N, np.int64); b2 = np.empty(N); a2 = np.empty(N, np.int64); t = np.empty(N)
+    for i in range(N): _two_best(X, sg, v, i, b1, a1, b2, a2)
+    for r in range(rounds):
+        for j in range(k):
+            for i in range(N): t[i] = sg * X[i, j] - (b2[i] if a1[i] == j else b1[i])
+            vj = _fill_threshold(t, x, s[j], unit); v[j] = vj
+            for i in range(N):                        # the items' two best nodes after v_j moved
+                rj = sg * X[i, j] - vj
+                if a1[i] == j or a2[i] == j: _two_best(X, sg, v, i, b1, a1, b2, a2)
+                elif rj < b1[i]: b2[i] = b1[i]; a2[i] = a1[i]; b1[i] = rj; a1[i] = j
+                elif rj < b2[i]: b2[i] = rj; a2[i] = j
+    return v
+
 # %% ../nbs/04_exact.ipynb #c43ab185
 @_njit
 def _pool(cap, n, m):
@@ -319,10 +379,10 @@ def _transpose(A, AT, bs=32):
                 for j in range(j0, min(j0 + bs, m)): AT[j, i] = A[i, j]
 
 @_njit
-def _graph_of(E, m, indptr, cls, cst, sg):
-    "The node graph of the pool's entries: every row from its entries, then the transposes."
-    G = (np.empty((m, m)), np.empty((m, m)))
-    for j in range(m): _w_fill(G, E, j, indptr, cls, cst, sg)
+def _graph_of(E, W, WT, indptr, cls, cst, sg):
+    "The node graph of the pool's entries in W and WT (k x k, overwritten): every row from its entries, then the transposes."
+    G = (W, WT)
+    for j in range(W.shape[0]): _w_fill(G, E, j, indptr, cls, cst, sg)
     _transpose(G[0], G[1])
     return G
 
@@ -446,6 +506,7 @@ def _ssp_candidates(indptr, cls, cst, # items' candidate slots (CSR), their cost
                     v,                # (m,) starting node potentials (updated in place)
                     tol, ctol,        # mass tolerance; cost tolerance (ties)
                     max_aug, cap,     # cap on augmentations; entry pool size
+                    W, WT,            # (m, m) float64 work arrays for the node graph and its transpose
                    ):                 # (items, slots, nodes, masses) of the pool's entries, v, augmentations, status
     "Successive shortest paths: items whole on their cheapest candidate under v, then augmentations until loads equal s."
     n = indptr.shape[0] - 1; m = s.shape[0]; E = _pool(cap, n, m); exc = -s.copy()
@@ -454,7 +515,7 @@ def _ssp_candidates(indptr, cls, cst, # items' candidate slots (CSR), their cost
         for q in range(lo + 1, indptr[i + 1]):
             if sg * cst[q] - v[_node(cls, lo, q)] < sg * cst[bq] - v[_node(cls, lo, bq)]: bq = q
         k = _node(cls, lo, bq); _ent_new(E, i, bq, k, x[i]); exc[k] += x[i]
-    G = _graph_of(E, m, indptr, cls, cst, sg)
+    G = _graph_of(E, W, WT, indptr, cls, cst, sg)
     D = (np.empty(m), np.zeros(1, np.int64), -np.ones(m, np.int64), np.empty(m), np.empty(m), np.empty(m, np.int64), np.empty(m))
     dirty = np.zeros(m, np.bool_); path = np.empty(m, np.int64); naug = 0; status = 0
     while status == 0 and exc.max() > tol:
@@ -467,9 +528,10 @@ def _ssp_candidates(indptr, cls, cst, # items' candidate slots (CSR), their cost
 # %% ../nbs/04_exact.ipynb #06719122
 def _ssp(indptr, cls, cst, sg, x, s, v, tol, ctol, max_aug)->tuple:
     "`_ssp_candidates` with a pool that grows as needed: (items, slots, nodes, masses) of the live entries, v, paths, status."
-    cap, cst = len(x) + 4 * len(s) + 64, _frozen(cst)
+    cap, cst, m = len(x) + 4 * len(s) + 64, _frozen(cst), len(s)
+    W, WT = np.empty((m, m)), np.empty((m, m))   # numpy's allocation: huge pages for large k
     while True:
-        es, eq, ec, ex, v2, naug, status = _ssp_candidates(indptr, cls, cst, float(sg), x, s, v.copy(), tol, ctol, max_aug, cap)
+        es, eq, ec, ex, v2, naug, status = _ssp_candidates(indptr, cls, cst, float(sg), x, s, v.copy(), tol, ctol, max_aug, cap, W, WT)
         if status != -2: break
         cap *= 2                                  # entry pool full: more split items than foreseen
     live = ex > 0
@@ -560,11 +622,35 @@ def _full_duals(C, sg, items, nodes, T, u_items, v_nodes)->tuple:
     return u, v
 
 # %% ../nbs/04_exact.ipynb #6b28e7fc
-def _auction_pays(N:int, # items (the larger side)
-                  k:int, # nodes
-                 )->bool:
-    "Whether the auction's starting potentials save more than they cost: not when N k <= 40,000 and N <= 8 k."
-    return N * k > 40_000 or N > 8 * k
+def _start_rule(X:np.ndarray, # (N, k) costs, items on rows (N >= k)
+                sg:float,      # 1.0, or -1.0 for the cost -X
+                x:np.ndarray,  # (N,) item masses
+                s:np.ndarray,  # (k,) node capacities
+               )->str:         # 'coordinate', 'auction' or 'greedy'
+    """The start that pays (measured, `python bench/solvers.py start`), from the share of the mass that the items' own
+    best nodes put above the capacities (v = 0's excess, `misplaced`): on at most 16 nodes coordinate ascent unless
+    that share is below 10%; on more, the auction for N k > 150,000 (but not for a near-square problem, N < 1.5 k,
+    whose items mostly fit, share < 37%) or for a share above half from N k > 30,000; v = 0 otherwise."""
+    N, k = X.shape
+    load = np.bincount(X.argmin(1) if sg > 0 else X.argmax(1), weights=x, minlength=k)
+    misplaced = float(np.clip(load - s, 0, None).sum() / x.sum())
+    if k <= 16: return 'greedy' if misplaced < 0.1 else 'coordinate'
+    large = N * k > 150_000 and not (N < 1.5 * k and misplaced < 0.37)
+    return 'auction' if large or (misplaced > 0.5 and N * k > 30_000) else 'greedy'
+
+def _potentials(X:np.ndarray,  # (N, k) costs, items on rows, C-contiguous
+                sg:float,      # 1.0, or -1.0 for the cost -X
+                x:np.ndarray,  # (N,) item masses
+                s:np.ndarray,  # (k,) node capacities
+                start:str,     # 'coordinate', 'auction' or 'greedy'
+                K:int=8,       # auction candidate-list length
+               )->np.ndarray:  # (k,) starting node potentials v
+    "The starting potentials of one start."
+    if start == 'greedy': return np.zeros(X.shape[1])
+    if start == 'coordinate': return _coordinate_potentials(_frozen(X), float(sg), x, s, 3)
+    N, k = X.shape; lo, hi = sorted((sg * float(X.min()), sg * float(X.max())))
+    return _start_potentials(np.arange(N + 1, dtype=np.int64) * k, _frozen(X.reshape(-1)), sg, s, N / x.sum(), K, hi - lo,
+                             max(abs(hi), abs(lo)) or 1.0)
 
 # %% ../nbs/04_exact.ipynb #742c592e
 def _emd_fast(C:np.ndarray,    # (n, m) float64 cost, C-contiguous
@@ -573,15 +659,13 @@ def _emd_fast(C:np.ndarray,    # (n, m) float64 cost, C-contiguous
               sg:float=1.0,    # -1.0: transport for the cost -C (C a score matrix, e.g. logits) without forming it
               duals:bool=False,# also return the duals u (n,), v (m,) of the cost sg * C
               K:int=8,         # auction candidate-list length
-              start:str='auto',# 'auction', 'greedy' (v = 0), or 'auto': the auction where it pays (`_auction_pays`)
+              start:str='auto',# 'coordinate', 'auction', 'greedy' (v = 0), or 'auto': the one that pays (`_start_rule`)
              ):                # (rows, cols, masses[, u, v]) of a certified optimal plan, or None
-    "Exact OT: auction (or greedy) starting duals, shortest paths to optimality, certificate, basic plan."
+    "Exact OT: starting duals (coordinate ascent, auction or greedy), shortest paths to optimality, certificate, basic plan."
     X, items, nodes, x, s, T = _orient(C, a, b)
-    N, k = X.shape
-    lo, hi = sorted((sg * float(X.min()), sg * float(X.max()))); scale = max(abs(hi), abs(lo)) or 1.0
+    N, k = X.shape; scale = max(abs(float(X.min())), abs(float(X.max()))) or 1.0
     indptr, cst = np.arange(N + 1, dtype=np.int64) * k, _frozen(X.reshape(-1))
-    auction = start == 'auction' or (start == 'auto' and _auction_pays(N, k))
-    v = _start_potentials(indptr, cst, sg, s, N / x.sum(), K, hi - lo, scale) if auction else np.zeros(k)
+    v = _potentials(X, sg, x, s, _start_rule(X, sg, x, s) if start == 'auto' else start, K)
     es, eq, ec, ex, v, naug, status = _ssp(indptr, _ALL, cst, sg, x, s, v, 1e-13 * max(1.0, x.sum()), 1e-13 * scale, 20 * (N + k))
     if status != 0: return None
     u, worst = _certify(indptr, _ALL, cst, float(sg), es, eq, ec, ex, v)
@@ -590,6 +674,26 @@ def _emd_fast(C:np.ndarray,    # (n, m) float64 cost, C-contiguous
     if T: r, c = c, r
     if len(mass) > sum(C.shape) - 1: r, c, mass = _break_cycles(r, c, mass)
     return (r, c, mass) + (_full_duals(C, sg, items, nodes, T, u, v) if duals else ())
+
+# %% ../nbs/04_exact.ipynb #315c1644
+def _warm_duals(C:np.ndarray, # (n, m) float64 cost
+                a:np.ndarray, # (n,) source weights
+                b:np.ndarray, # (m,) target weights
+                sg:float,     # 1.0, or -1.0 for the cost -C
+               ):             # (u (n,), v (m,)) feasible duals of the cost sg * C, or None where the start is v = 0
+    """Starting duals for POT's network simplex: our start's node potentials v, and every item's value under them. Only
+    from a million entries on (measured: 2,000 x 2,000 with a Dirichlet prior 13 % faster, start included; below, the
+    network simplex gains less than the start costs)."""
+    if np.count_nonzero(a) * np.count_nonzero(b) < 1_000_000: return None
+    X, items, nodes, x, s, T = _orient(C, a, b)
+    start = _start_rule(X, sg, x, s)
+    if start == 'greedy': return None
+    N, k = X.shape; v = _potentials(X, sg, x, s, start)
+    u_items = _item_values(np.arange(N + 1, dtype=np.int64) * k, _ALL, _frozen(X.reshape(-1)), float(sg), -v)
+    u, w = np.zeros(C.shape[0]), np.zeros(C.shape[1])
+    if T: u[nodes], w[items] = v, u_items
+    else: u[items], w[nodes] = u_items, v
+    return u, w
 
 # %% ../nbs/04_exact.ipynb #c9ef3d13
 _WARM = False
@@ -620,34 +724,66 @@ def _check_fallback(fallback)->str:
     if fallback is not None: return check_choice(fallback, 'fallback', ('warn', 'raise'))
     return check_choice(os.environ.get(EMD_FALLBACK_ENV) or 'warn', EMD_FALLBACK_ENV, ('warn', 'raise'))
 
-def _plan(r, c, x, shape, cost, dtype, device, sparse:bool):
-    "The plan with entries (r, c, x) as the caller wants it: dense or sparse, numpy or torch, in `dtype` on `device`."
+def _plan(r, c, x, shape, cost, dtype, device, sparse:bool, G=None):
+    "The plan with entries (r, c, x), or dense G, as the caller wants it: dense or sparse, numpy or torch, in `dtype` on `device`."
+    np_dtype = np.float64 if dtype == torch.float64 else torch.empty(0, dtype=dtype).numpy().dtype
+    if G is not None and not sparse:
+        P = G.astype(np_dtype, copy=False)
+        return torch.from_numpy(P).to(device) if is_tensor(cost) else P
+    if G is not None: r, c = np.nonzero(G); x = G[r, c]
     if sparse and is_tensor(cost):
         idx = torch.from_numpy(np.stack([r, c]).astype(np.int64))
         return torch.sparse_coo_tensor(idx, torch.from_numpy(x).to(dtype), shape, device=device, check_invariants=False).coalesce()
-    np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
     if sparse: return scipy.sparse.csr_matrix((x.astype(np_dtype), (r, c)), shape=shape)
     P = np.zeros(shape, np_dtype); P[r, c] = x
     return torch.from_numpy(P).to(device) if is_tensor(cost) else P
 
 # %% ../nbs/04_exact.ipynb #c7c7bad3
+_POT_FROM = 200_000                                     # entries N k from which 'auto' may take POT's network simplex
+
+def _pot_pays(a:np.ndarray, # (n,) source weights
+              b:np.ndarray, # (m,) target weights
+             )->bool:
+    """Whether POT's network simplex is the faster exact solver (measured, `python bench/solvers.py crossover`): from
+    N k >= 200,000 entries, when most node capacities are fractional (or the items' masses unequal) and N <= rho k,
+    rho = 1.6 for k <= 300, 1.3 beyond (N items on the larger side, k nodes, zero weights dropped). Below 200,000
+    entries POT saves at most half a millisecond where it is faster, and one solver for every small problem gives
+    the same plans as before where the optimum is not unique."""
+    na, nb = np.count_nonzero(a), np.count_nonzero(b)
+    if na * nb < _POT_FROM: return False                # small problems: ours, without the scan below
+    wa, wb = a[a > 0], b[b > 0]
+    (wi, wn) = (wb, wa) if len(wa) < len(wb) else (wa, wb)
+    N, k = len(wi), len(wn)
+    if k < 2: return False
+    s = N * wn / wn.sum()
+    fractional = 1.0 if wi.max() - wi.min() > 1e-15 else float((np.abs(s - np.round(s)) > 1e-9).mean())
+    return fractional >= 0.5 and N <= (1.6 if k <= 300 else 1.3) * k
+
 def _solve(C, a, b, sg, solver, max_iter, fallback, duals)->tuple:
-    "(rows, cols, masses, u, v, solver used) of an optimal plan for the cost sg * C (u, v None unless `duals`)."
-    if solver == 'fast' or (solver == 'auto' and HAVE_NUMBA):
+    """(rows, cols, masses, u, v, solver used, dense plan) of an optimal plan for the cost sg * C: u, v None unless
+    `duals`; POT's plan comes dense (its entries, then, only with the duals), ours as entries (dense plan None)."""
+    if solver == 'fast' or (solver == 'auto' and HAVE_NUMBA and not _pot_pays(a, b)):
         if solver == 'fast' and not HAVE_NUMBA: warnings.warn("numba is not installed: solver='fast' runs as slow pure Python")
         _warm_up()
         out = _emd_fast(C, a, b, sg, duals=duals)
-        if out is not None: return (out + (None, None))[:5] + ('fast',)
+        if out is not None: return (out + (None, None))[:5] + ('fast', None)
         msg = "the exact solver could not certify its plan optimal"
         if fallback == 'raise': raise RuntimeError(f"{msg} (fallback='raise'); fallback='warn' returns POT's ot.emd plan instead")
         warnings.warn(f"{msg}; returning POT's ot.emd plan instead (fallback='warn')")
-    G, u, v = _emd_pot(sg * C, a, b, max_iter)
-    r, c = np.nonzero(G)
-    return r, c, G[r, c], u, v, 'pot'
+    init = _warm_duals(C, a, b, sg) if solver == 'auto' and HAVE_NUMBA else None   # chosen by `_pot_pays`: our start
+    rows, cols = np.flatnonzero(a > 0), np.flatnonzero(b > 0)
+    if len(rows) == len(a) and len(cols) == len(b): G, u, v = _emd_pot(C if sg > 0 else -C, a, b, max_iter, init)
+    else:                                              # POT on the rows and columns of positive weight only
+        Cs = C[np.ix_(rows, cols)]; init = init and (init[0][rows], init[1][cols])
+        Gs, us, vs = _emd_pot(Cs if sg > 0 else -Cs, a[rows], b[cols], max_iter, init)
+        G = np.zeros(C.shape); G[np.ix_(rows, cols)] = Gs
+        u, v = _full_duals(C, sg, rows, cols, False, us, vs) if duals else (None, None)
+    r, c = np.nonzero(G) if duals else (None, None)
+    return r, c, (G[r, c] if duals else None), u, v, 'pot', G
 
 def _emd_log(C, a, b, sg, sol, like)->dict:
     "POT-style log: the objective, the duals (of the maximisation if sg = -1) and their measured certificate."
-    r, c, x, u, v, solver = sol
+    r, c, x, u, v, solver = sol[:6]
     viol, slack = _check_duals(_frozen(C), float(sg), u, v, r.astype(np.int64), c.astype(np.int64))
     cost = float(C[r, c] @ x)
     return dict(cost=cost, u=like(sg * u), v=like(sg * v), dual_violation=float(viol), slackness=float(slack),
@@ -676,10 +812,12 @@ def emd(a,                         # (n,) source weights (probabilities or count
 
     $$\pi^\star\in\arg\min_{\pi\ge 0}\ \langle\pi, C\rangle\quad\text{s.t.}\quad \pi\mathbf 1_m=\mathbf a,\ \ \pi^\top\mathbf 1_n=\mathbf b$$
 
-    ($\arg\max$ if `maximize`). The default solver runs an auction for approximate duals and successive shortest paths
-    on the $\min(n, m)$ nodes of the smaller side, then certifies the plan: dual feasibility $u_i+v_j\le C_{ij}$ on all
-    entries and complementary slackness on the plan's support. It is fast whether $n\ll m$, $n\approx m$ or $n\gg m$,
-    with any weights, including zeros. `solver='pot'` uses POT's network simplex [3].
+    ($\arg\max$ if `maximize`). Our solver ('fast') finds approximate duals (coordinate ascent or an auction) and runs
+    successive shortest paths on the $\min(n, m)$ nodes of the smaller side, then certifies the plan: dual feasibility
+    $u_i+v_j\le C_{ij}$ on all entries and complementary slackness on the plan's support. It is fast whether $n\ll m$,
+    $n\approx m$ or $n\gg m$, with any weights, including zeros, except where most capacities are fractional and each
+    node holds few items; there, from 200,000 entries on, `solver='auto'` uses POT's network simplex [3] instead
+    (measured, see the notebook), started from our duals. `solver='pot'` always uses POT.
 
     Parameters
     ----------
@@ -691,7 +829,8 @@ def emd(a,                         # (n,) source weights (probabilities or count
         Cost matrix $C$ (a score matrix if `maximize`); finite reals, any float dtype or device. The order of the
         arguments is POT's, `ot.emd(a, b, M)`.
     solver : {'auto', 'fast', 'pot'}, optional
-        'auto' and 'fast': the solver above ('auto' uses POT when numba is missing); 'pot': `ot.emd`.
+        'fast': our solver; 'pot': `ot.emd`; 'auto': the faster of the two for the problem (and POT when numba is
+        missing).
     max_iter : int, optional
         Iteration cap of POT's network simplex (a warning names it when reached).
     sparse : bool, optional
@@ -746,9 +885,10 @@ def emd(a,                         # (n,) source weights (probabilities or count
     check_choice(solver, 'solver', EXACT_SOLVERS); sparse, log = check_bool(sparse, 'sparse'), check_bool(log, 'log')
     sg = -1.0 if check_bool(maximize, 'maximize') else 1.0
     max_iter, fallback = check_int(max_iter, 'max_iter', low=1), _check_fallback(fallback)
-    C64, a64, b64 = np.ascontiguousarray(C.detach().cpu().double().numpy()), a.cpu().numpy(), b.cpu().numpy()
+    C64 = C.detach().numpy() if C.dtype == torch.float64 and C.device.type == 'cpu' else C.detach().cpu().double().numpy()
+    a64, b64 = a.cpu().numpy(), b.cpu().numpy()           # C is C-contiguous (`check_ot_inputs`)
     sol = _solve(C64, a64, b64, sg, solver, max_iter, fallback, log)
-    P = _plan(*sol[:3], tuple(C.shape), cost, C.dtype, C.device, sparse)
+    P = _plan(*sol[:3], tuple(C.shape), cost, C.dtype, C.device, sparse, sol[6])
     if not log: return P
     like = (lambda t: torch.from_numpy(t).to(C.dtype).to(C.device)) if is_tensor(cost) else (lambda t: t)
     return P, _emd_log(C64, a64, b64, sg, sol, like)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-import pandas as pd
 
 import torch
 
@@ -75,8 +74,9 @@ def _parse_line(line:str, pos:str, path, known:set)->tuple:
 def parse_data_file(path:str|Path,          # WordNet's data.noun or data.verb
                     pos:str='noun',          # part of speech of the file: 'noun' or 'verb'
                     drop_tops:bool=True,     # leave out noun.Tops (lex_filenum 3)
-                   )->pd.DataFrame:          # one row per synset: offset, lexfile, label, lemma, gloss
+                   ):                        # pandas.DataFrame, one row per synset: offset, lexfile, label, lemma, gloss
     "The synsets of a WordNet `data.noun` or `data.verb` file with their lexicographer-file label and gloss."
+    import pandas as pd                       # pandas only where a table is built
     check_choice(pos, 'pos', sorted(LEXFILES))
     check_type(path, 'path', (str, os.PathLike), "the path of a WordNet data file")
     check_bool(drop_tops, 'drop_tops')
@@ -175,8 +175,9 @@ def template_accuracies(task:Task,                # X (n, d) text embeddings, la
                         Ys:Sequence,              # one (m, d) class-embedding matrix per template
                         templates:Sequence[str],  # the templates, for the table
                         temperature:float=CLIP_TEMPERATURE,
-                       )->pd.DataFrame:           # one row per template: zero-shot and OTTER accuracy
+                       ):                         # pandas.DataFrame, one row per template: zero-shot and OTTER accuracy
     "Zero-shot and OTTER (true prior) accuracy of `task` for each template's class embeddings."
+    import pandas as pd
     if check_task(task).X is None: raise ValueError(f"task {task.name!r} has logits only; expected a task with embeddings X")
     for nm, v in (('Ys', Ys), ('templates', templates)): check_sequence(v, nm, 'a sequence with one entry per template')
     if len(Ys) != len(templates): raise ValueError(f"Ys has {len(Ys)} matrices but templates has {len(templates)}; expected one per template")

@@ -9,7 +9,6 @@ import numbers
 import warnings
 
 import numpy as np
-import ot
 import torch
 
 from .core import *

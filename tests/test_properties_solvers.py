@@ -118,10 +118,10 @@ def square_problems(draw):
 
 @given(square_problems())
 def test_emd_exact_when_n_close_to_m(prob):
-    "n ~ m with fractional masses on both sides (the hardest shape): POT's objective to 1e-9 relative, exact marginals, the certificate."
+    "n ~ m with fractional masses on both sides (the hardest shape, where 'auto' may take POT): our solver has POT's objective to 1e-9 relative, exact marginals, the certificate."
     C, b = prob; n, m = C.shape; a = np.full(n, 1 / n)
     ref = (ot.emd(a, b, C, numItermax=10**8) * C).sum()
-    P, lg = timed(emd, 'uniform', b, C, log=True, fallback='raise')
+    P, lg = timed(emd, 'uniform', b, C, solver='fast', log=True, fallback='raise')
     assert lg['solver'] == 'fast'
     assert abs((P * C).sum() - ref) <= 1e-9 * abs(ref), ((P * C).sum(), ref)
     certify(P, lg['u'], lg['v'], C, a, b)
@@ -134,7 +134,7 @@ def test_emd_with_a_few_empty_classes(n, seed, kind):
          'logits': lambda: nll_cost(rng.uniform(15, 35, (n, m)))}[kind]()
     a, b = _weights(rng, n, 'uniform'), _weights(rng, m, 'few zeros'); b = b / b.sum()
     ref = (ot.emd(a, b, C, numItermax=10**8) * C).sum()
-    P, lg = timed(emd, a, b, C, log=True, fallback='raise')
+    P, lg = timed(emd, a, b, C, solver='fast', log=True, fallback='raise')
     assert lg['solver'] == 'fast' and (P[:, b == 0] == 0).all()
     certify(P, lg['u'], lg['v'], C, a, b)
     assert abs((P * C).sum() - ref) <= 1e-9 * max(1.0, np.abs(C).max()), ((P * C).sum(), ref)
@@ -159,25 +159,25 @@ def test_emd_pot_on_clip_scale_logits():
             assert abs((P * L).sum() - (ref * L).sum()) <= 1e-9 * np.abs(L).max()
 
 def test_emd_fallback_is_explicit(monkeypatch):
-    "A solver that cannot certify its plan: 'raise' raises (the test default), 'warn' warns and returns POT's plan."
+    "Our solver (solver='fast'; 'auto' takes POT on this shape) that cannot certify its plan: 'raise' raises (the test default), 'warn' warns and returns POT's plan."
     import geotter.exact as ex
     C, nu = np.random.default_rng(1).gamma(2.0, 1.0, (12, 4)), np.array([.1, .2, .3, .4])
     assert os.environ.get('GEOTTER_EMD_FALLBACK') == 'raise'
     monkeypatch.setattr(ex, '_emd_fast', lambda *a, **k: None)
-    with pytest.raises(RuntimeError, match=r"^the exact solver could not certify its plan optimal \(fallback='raise'\)"): emd('uniform', nu, C)
+    with pytest.raises(RuntimeError, match=r"^the exact solver could not certify its plan optimal \(fallback='raise'\)"): emd('uniform', nu, C, solver='fast')
     with pytest.warns(UserWarning, match=r"^the exact solver could not certify its plan optimal; returning POT's"):
-        P = emd('uniform', nu, C, fallback='warn')
+        P = emd('uniform', nu, C, solver='fast', fallback='warn')
     np.testing.assert_array_equal(P, emd('uniform', nu, C, solver='pot'))
     monkeypatch.setenv('GEOTTER_EMD_FALLBACK', 'warn')
-    with pytest.warns(UserWarning, match=r"^the exact solver could not certify"): emd('uniform', nu, C)
+    with pytest.warns(UserWarning, match=r"^the exact solver could not certify"): emd('uniform', nu, C, solver='fast')
     monkeypatch.setenv('GEOTTER_EMD_FALLBACK', 'loud')
-    with pytest.raises(ValueError, match=r"^GEOTTER_EMD_FALLBACK='loud'; expected one of \('warn', 'raise'\)"): emd('uniform', nu, C)
+    with pytest.raises(ValueError, match=r"^GEOTTER_EMD_FALLBACK='loud'; expected one of \('warn', 'raise'\)"): emd('uniform', nu, C, solver='fast')
 
 def test_first_call_compiles_once_and_says_so(tmp_path):
     "In a fresh install the first emd compiles the kernels and says so in one line; the next process loads them from the cache."
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
-    code = "import numpy as np; from geotter.exact import emd; print(emd('uniform', 'uniform', np.random.default_rng(0).random((5, 3))).sum())"
+    code = "import numpy as np; from geotter.exact import emd; print(emd('uniform', 'uniform', np.random.default_rng(0).random((6, 3))).sum())"   # 2 per node: our solver
     run = lambda: subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, timeout=1200, cwd=root)
     first = run()
     assert first.returncode == 0, first.stderr[-2000:]
@@ -187,6 +187,21 @@ def test_first_call_compiles_once_and_says_so(tmp_path):
     second = run()
     assert second.returncode == 0 and not [l for l in second.stderr.splitlines() if l.startswith('geotter:')], second.stderr[-2000:]
     assert first.stdout == second.stdout
+
+def test_first_geotter_call_imports_neither_pot_nor_sklearn():
+    "`import geotter; geotter.geotter(X, Y)` in a fresh process: POT (and scikit-learn, which POT imports) and pandas stay unimported."
+    root = Path(__file__).resolve().parents[1]
+    code = ("import sys, numpy as np, geotter; rng = np.random.default_rng(0); Y = rng.normal(size=(6, 32)).astype(np.float32); "
+            "X = Y[rng.integers(0, 6, 60)] + rng.normal(size=(60, 32)).astype(np.float32); r = geotter.geotter(X, Y); "
+            "assert len(r.labels) == 60; print(sorted(m for m in ('ot', 'sklearn', 'pandas') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS='1')
+    out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, timeout=1200, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == '[]', out.stdout
+    out = subprocess.run([sys.executable, '-c', "import sys, geotter.exact as ex, numpy as np; "
+                          "ex.emd('uniform', 'uniform', np.eye(3), solver='pot'); print('ot' in sys.modules)"],
+                         env=env, capture_output=True, text=True, timeout=1200, cwd=root)
+    assert out.returncode == 0 and out.stdout.strip() == 'True', out.stderr[-2000:]    # and POT where its solver runs
 
 @given(problems(zeros=False), st.sampled_from(['emd', 'pot', 'sinkhorn', 'unbalanced']))
 @pytest.mark.filterwarnings('error')                                              # a warning here is a failure, not an excuse
