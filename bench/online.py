@@ -10,7 +10,7 @@ StreamingGeoTTER carrying their state, one seeded stream per task and setting (b
 
 Tasks: `geotter.studies.ratio.DEV_TASKS`, each when its data are here (the image-feature and logit files in
 `$GEOTTER_DATA`, the WordNet store entries built by `geotter extract`); the others are reported and skipped. Methods:
-`geotter.studies.streaming.ONLINE_METHODS` (zs, stata, moon, geotter, tda, stream-geotter). Rows are cached under
+`geotter.studies.streaming.ONLINE_METHODS` (zs, stata, moon, geotter, tda, stream-geotter, stream-geotter-em). Rows are cached under
 `$GEOTTER_RESULTS/online` (`geotter.studies.streaming.run_online`), so a rerun computes only what is missing;
 `--methods` recomputes the rows of those methods (after a change of their code) and `--tasks` runs only those tasks;
 either way the stored rows of the other tasks and methods in online_runs.csv are kept, and the tables are rebuilt from

@@ -34,22 +34,9 @@ METHODS = ('zs', 'stata', 'geotter', 'stream-em', 'stream')
 
 
 def stream_batches(labels, gamma, batch_size:int=128, seed=0)->list:
-    "StatA's label-correlated stream: index arrays of `batch_size` rows in stream order (see the module docstring)."
-    y = np.asarray(labels); rng = np.random.default_rng(seed)
-    classes = np.unique(y)
-    per_class = {c: rng.permutation(np.flatnonzero(y == c)) for c in classes}
-    if gamma == 'separate': order = np.concatenate([per_class[c] for c in rng.permutation(classes)])
-    else:
-        slots = max(1, min(len(y) // batch_size, len(classes)))
-        P = rng.dirichlet(np.full(slots, gamma), len(classes))
-        bad = ~np.isfinite(P).all(1) | (P.sum(1) <= 0)            # a row numpy returns as NaN (tiny gamma): one random slot
-        if bad.any(): P[bad] = np.eye(slots)[rng.integers(slots, size=int(bad.sum()))]
-        parts = [[] for _ in range(slots)]
-        for c, p in zip(classes, P):
-            idx = per_class[c]
-            for s, chunk in enumerate(np.split(idx, (np.cumsum(p)[:-1] * len(idx)).astype(int))): parts[s].append(chunk)
-        order = np.concatenate([rng.permutation(np.concatenate(p)) if p else np.empty(0, np.int64) for p in parts]).astype(np.int64)
-    return [order[s:s + batch_size] for s in range(0, len(order) - batch_size + 1, batch_size)]
+    "StatA's label-correlated stream: index arrays of `batch_size` rows in stream order (`online_stream`, the protocol's sampler)."
+    from geotter.studies.streaming import online_stream
+    return online_stream(labels, gamma, batch_size, seed)
 
 
 def _inputs(task)->tuple:

@@ -279,17 +279,20 @@ def _tda_stream(stream):
         out.append(np.asarray(model.partial_fit_predict(Xp, Lp)))
     return out
 
-def _streaming_geotter(stream):
-    "`StreamingGeoTTER(Y, 'em')` carrying its online EM ratio, centres and memory bank from batch to batch."
+def _streaming_geotter(stream, prior=None):
+    "`StreamingGeoTTER(Y)` carrying its class means from batch to batch (the ratio estimated per batch); `prior='em'`: its running EM ratio, centres and memory bank."
     model, out = None, []
     for X, Y, L in stream:
         Xg, Yg, Lg = geotter_inputs(X, Y, L)
-        model = model or StreamingGeoTTER(Yg, 'em')
+        model = model or StreamingGeoTTER(Yg, prior)
         out.append(np.asarray(model.partial_fit_predict(Xg, Lg)))
     return out
 
+def _streaming_geotter_em(stream): return _streaming_geotter(stream, 'em')
+
 ONLINE_METHODS = {**{m: HARNESS_METHODS[m] for m in ('zs', 'stata', 'moon', 'geotter')},
-                  'tda': stream_method(_tda_stream), 'stream-geotter': stream_method(_streaming_geotter)}
+                  'tda': stream_method(_tda_stream), 'stream-geotter': stream_method(_streaming_geotter),
+                  'stream-geotter-em': stream_method(_streaming_geotter_em)}
 
 def run_online(tasks=DEV_TASKS,           # task names (`load_task`) or Task objects
                out=None,                  # folder of the harness caches (None: results_root() / 'online'; False: none)
@@ -314,7 +317,8 @@ def online_tables(runs:pd.DataFrame, methods=None, reference:str='zs')->tuple:
 
 # %% ../../nbs/studies/35_streaming.ipynb #0c43756a
 _ONLINE_LABELS = {'stata': 'StatA per batch', 'moon': 'MOON per batch', 'tda': 'TDA (caches carried)',
-                  'geotter': 'geotter(X, Y) per batch', 'stream-geotter': "StreamingGeoTTER(Y, 'em')"}
+                  'geotter': 'geotter(X, Y) per batch', 'stream-geotter': 'StreamingGeoTTER(Y), class means carried',
+                  'stream-geotter-em': "StreamingGeoTTER(Y, 'em'), EM ratio carried"}
 
 def plot_online(runs:pd.DataFrame, methods=None, reference:str='zs', path=None, floor:float=-15.0):
     "Gain over `reference` (points) per stream and method: the mean over tasks (bars) and the worst task (dots; below `floor`: a triangle at the floor, with its value)."
