@@ -3,20 +3,17 @@
     .venv/bin/python bench/threads.py                 # idle, then with 2 CPU-bound background processes
     .venv/bin/python bench/threads.py --load 0 2 4    # any background loads
 
-Each background process runs torch matrix products on torch's default threads (another user's job). For every load,
+Each background process (a fresh interpreter) runs torch matrix products on torch's default threads (another user's job). For every load,
 shape and thread setting, `geotter(X, Y)` (ratio unknown) is timed best of `--repeat`, settings interleaved so that
 they see the same machine; writes bench/results/threads.csv with the ratio of each setting to the best fixed count.
 """
-import argparse, multiprocessing as mp, os, time
+import argparse, os, subprocess, sys, time
 from pathlib import Path
 
 SHAPES = ((64, 1000, 512), (1000, 100, 64), (3000, 40, 64))
 SETTINGS = ('auto', '1', str(os.cpu_count() or 1))          # the package's choice; one thread; torch's default (all cores)
 
-def _burn(stop):
-    import torch
-    a = torch.randn(512, 512)
-    while not stop.is_set(): a = (a @ a).tanh()
+_BURN = "import torch\na = torch.randn(512, 512)\nwhile True: a = (a @ a).tanh()\n"   # another job: torch on its default threads
 
 def _time(fn, repeat):
     best = float('inf')
@@ -37,9 +34,8 @@ def main():
         Y = rng.normal(size=(m, d)); y = rng.integers(0, m, n); data[n, m, d] = (Y[y] + 2.0 * rng.normal(size=(n, d)), Y)
     geotter.geotter(*data[SHAPES[0]])                                  # compile and warm up once
     for load in args.load:
-        stop = mp.Event(); procs = [mp.Process(target=_burn, args=(stop,), daemon=True) for _ in range(load)]
-        for p in procs: p.start()
-        if load: time.sleep(20)                                        # let the load average see the background work
+        procs = [subprocess.Popen([sys.executable, '-c', _BURN]) for _ in range(load)]
+        if load: time.sleep(5)                                         # torch imported, the products running
         try:
             for shape, (X, Y) in data.items():
                 best = {}
@@ -55,8 +51,7 @@ def main():
                                      vs_best_fixed=round(best[s] / fixed, 2)))
                     print(rows[-1], flush=True)
         finally:
-            stop.set()
-            for p in procs: p.join(5); p.terminate()
+            for p in procs: p.kill(); p.wait()
     df = pd.DataFrame(rows); Path(args.out).parent.mkdir(parents=True, exist_ok=True); df.to_csv(args.out, index=False)
     print(df.pivot_table(index=['load', 'shape'], columns='threads', values='seconds').to_string())
     print(f"wrote {args.out}")

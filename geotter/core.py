@@ -375,12 +375,26 @@ from contextlib import contextmanager
 THREADS_ENV = 'GEOTTER_THREADS'   # 'auto' (the default) or a number of threads for the package's work
 SMALL_WORK = 2**22                # problems of fewer multiply-adds run on one thread
 
+def _busy_elsewhere()->float|None:
+    "Threads of other processes running or ready to run now (Linux: /proc/loadavg less this process's running threads), or None where unknown."
+    try:
+        with open('/proc/loadavg') as f: running = int(f.read().split()[3].split('/')[0])
+        own = 0
+        for t in os.listdir('/proc/self/task'):
+            try:
+                with open(f'/proc/self/task/{t}/stat') as f: own += f.read().rsplit(')', 1)[1].split()[0] == 'R'
+            except OSError: pass                          # a thread that ended meanwhile
+        return float(max(0, running - own))
+    except (OSError, ValueError, IndexError): return None
+
 def free_cores()->int:
-    "The cores this process may use that other work leaves free: usable CPUs minus the 1-minute load average, this process counted as one (at least 1)."
+    "The cores this process may use that other work leaves free now (at least 1): usable CPUs less the threads other processes run (else the 1-minute load average less this process)."
     n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
-    try: load = os.getloadavg()[0]
-    except (AttributeError, OSError): return n            # no load average on this platform: every core
-    return max(1, min(n, math.floor(n - load + 1.5)))
+    busy = _busy_elsewhere()
+    if busy is None:
+        try: busy = max(0.0, os.getloadavg()[0] - 1)
+        except (AttributeError, OSError): return n        # no load figure on this platform: every core
+    return max(1, min(n, math.floor(n - busy + 0.5)))
 
 def work_threads(work:float)->int:
     "torch threads for a problem of `work` multiply-adds: `GEOTTER_THREADS` if set; else one below `SMALL_WORK`, and never more than torch's setting or the free cores."
