@@ -325,8 +325,8 @@ def demo_tables(results, methods=None)->str:
                         [('accuracy', 'Accuracy (%)'), ('balanced_accuracy', 'Balanced accuracy (%)')])
 
 _DEMO_CPU = {   # task -> method -> CPU seconds, bench/results/demo_time.csv (python bench/demo_time.py)
-    'wordnet-sample': {'zs': 0.1, 'pm': 17.0, 'otter': 0.5, 'fpm': 215.0, 'sinkhorn': 38.2, 'transclip-zs': 4.0, 'zlap': 2.2, 'stata': 1.2, 'moon': 1.2, 'geotter-nolr': 4.1, 'geotter-unknown': 0.6, 'geotter': 1.9, 'multi-geotter': 1.9},
-    'synthetic': {'zs': 0.1, 'pm': 7.1, 'otter': 0.1, 'fpm': 39.6, 'sinkhorn': 7.7, 'transclip-zs': 4.8, 'zlap': 1.6, 'stata': 2.0, 'moon': 1.3, 'geotter-nolr': 2.2, 'geotter-unknown': 0.6, 'geotter': 1.7, 'multi-geotter': 1.4},
+    'wordnet-sample': {'zs': 0.0, 'pm': 1.3, 'otter': 0.5, 'fpm': 7.2, 'sinkhorn': 0.5, 'transclip-zs': 0.3, 'zlap': 0.2, 'stata': 0.3, 'moon': 0.3, 'geotter-nolr': 0.2, 'geotter-unknown': 0.4, 'geotter': 0.3, 'multi-geotter': 0.3},
+    'synthetic': {'zs': 0.0, 'pm': 0.3, 'otter': 0.0, 'fpm': 0.6, 'sinkhorn': 0.1, 'transclip-zs': 0.5, 'zlap': 0.4, 'stata': 0.5, 'moon': 0.3, 'geotter-nolr': 0.3, 'geotter-unknown': 0.5, 'geotter': 0.3, 'multi-geotter': 0.3},
 }
 DEMO_CPU_SECONDS = {(t, m): s for t, d in _DEMO_CPU.items() for m, s in d.items()}
 
