@@ -33,12 +33,6 @@ HELD_OUT = ('sun397-val-clip-vitb32-1shot', 'sun397-val-clip-vitb32-1shot@lt10-s
 METHODS = ('zs', 'stata', 'geotter', 'stream-em', 'stream')
 
 
-def stream_batches(labels, gamma, batch_size:int=128, seed=0)->list:
-    "StatA's label-correlated stream: index arrays of `batch_size` rows in stream order (`online_stream`, the protocol's sampler)."
-    from geotter.studies.streaming import online_stream
-    return online_stream(labels, gamma, batch_size, seed)
-
-
 def _inputs(task)->tuple:
     "(X, Y, L, logit_only): embeddings and their cos/0.01, or GeoTTER's logit features, one-hot classes and the logits."
     from geotter.method import logit_features
@@ -64,6 +58,7 @@ def run_task(name:str, methods=METHODS)->list:
     "Rows (task, stream, method, batch, acc, seconds) of every stream of one task."
     import torch; torch.set_num_threads(1)
     from geotter.data import load_task
+    from geotter.studies.streaming import online_stream
     try:
         if name.startswith('wordnet'): import geotter.text   # registers the WordNet task modifiers
         task = load_task(name)
@@ -71,7 +66,7 @@ def run_task(name:str, methods=METHODS)->list:
     X, Y, L, logit_only = _inputs(task); y = np.asarray(task.labels)
     rows = []
     for stream, (gamma, key) in STREAMS.items():
-        batches = stream_batches(y, gamma, 128, np.random.default_rng([0, key]))
+        batches = online_stream(y, gamma, 128, np.random.default_rng([0, key]))
         for meth in methods:
             step, t_all = make_method(meth, Y, logit_only), time.perf_counter()
             for b, i in enumerate(batches):
