@@ -53,11 +53,11 @@ def _em_inputs(probs, q, q_name:str, count, source_prior, max_iter, tol)->tuple:
 
 # %% ../nbs/03_priors.ipynb #1712d90c
 def _em_step(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->torch.Tensor:
-    "One EM step: (count q_old + sum_i normalize(W_i * q)) / (count + b); a row that q gives no mass counts as normalize(W_i)."
-    R = W * q; s = R.sum(1, keepdim=True)
-    R = R / s.clamp_min(1e-300)
-    if (s == 0).any(): R = torch.where(s > 0, R, W / W.sum(1, keepdim=True))   # every row keeps its mass
-    return (count * q_old + R.sum(0)) / (count + W.shape[0])
+    "One EM step: (count q_old + q * W^T (1 / W q)) / (count + b), two matrix-vector products; a row that q gives no mass counts as normalize(W_i)."
+    s = W @ q                                               # <W_i, q>: the responsibilities' normalisers
+    if (s > 0).all(): R = q * (W.T @ (1 / s))               # = sum_i W_i * q / <W_i, q>, with no (b, m) temporary
+    else: R = q * (W.T @ torch.where(s > 0, 1 / s.clamp_min(1e-300), 0.0)) + W.T @ torch.where(s > 0, 0.0, 1 / W.sum(1))
+    return (count * q_old + R) / (count + W.shape[0])       # every row keeps its mass
 
 def _em_objective(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->float:
     "The log-likelihood EM increases: sum_i log <W_i, q> + count <q_old, log q>."
