@@ -14,7 +14,7 @@ from .core import *
 from .options import DEFAULT_REG, DEFAULT_RHO
 
 # %% auto #0
-__all__ = ['sinkhorn', 'sinkhorn_unbalanced']
+__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'sinkhorn', 'sinkhorn_unbalanced']
 
 # %% ../nbs/05_entropic.ipynb #b6864fab
 def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
@@ -28,6 +28,10 @@ def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
     # terms below e^-80 of the largest change no sum in float32/64; clamping avoids slow subnormal exp()
     return buf.sub_(mx).clamp_(min=-80.0).exp_().sum(dim=1).log_() + mx[:, 0]
 
+def _overrelaxation(kappa:float)->float:
+    "Young's optimal relaxation 2 / (1 + sqrt(1 - kappa)) of a sweep whose iteration contracts by at most kappa < 1 (1 if kappa is 0 or 1)."
+    return 2 / (1 + math.sqrt(1 - kappa)) if 0 < kappa < 1 else 1.0
+
 def _sinkhorn_stage(C:torch.Tensor,   # (n, m) row-centred cost
                     la:torch.Tensor,  # (n,) log a
                     lb:torch.Tensor,  # (m,) log b
@@ -35,20 +39,68 @@ def _sinkhorn_stage(C:torch.Tensor,   # (n, m) row-centred cost
                     f:torch.Tensor, g:torch.Tensor, # (n,), (m,) starting potentials
                     max_iter:int, tol:float,
                     kappa:float=1.0,  # rho / (rho + eps): 1 balanced, < 1 KL-relaxed class marginal
+                    relax:bool=True,  # over-relax the updates of a KL-relaxed marginal (`_overrelaxation(kappa)`)
                    ):                 # (f, g, row-marginal L1 error, iterations)
     "Log-domain (semi-unbalanced) Sinkhorn iterations at a fixed `eps`, stopping when the row marginals are within `tol`."
     a, err, it = la.exp(), math.inf, 0
     CT = C.T.contiguous()                      # both reductions run along contiguous rows
     buf = torch.empty(C.numel(), dtype=C.dtype, device=C.device)
+    omega = _overrelaxation(kappa) if relax else 1.0
+    best, stall, exact = (math.inf, f, g), 0, False   # the relaxed phase's best pair; exact: g is the update of f
     for it in range(1, max_iter + 1):
         f_new = eps * (la - _lse_rows(g, C, eps, buf.view(C.shape)))
-        if it > 1:   # plan(f, g) has exact columns; its row sums are a * exp((f - f_new) / eps)
+        if it > 1:   # plan(f, g) has exact columns when g is f's update; its row sums are a * exp((f - f_new) / eps)
             err = (a * torch.expm1((f - f_new) / eps)).abs().sum().item()
-            if err <= tol or err != err: return f, g, err, it - 1   # converged, or NaN: the potentials overflowed
-        f = f_new
-        g = eps * (lb - _lse_rows(f, CT, eps, buf.view(CT.shape)))
-        if kappa != 1.0: g = g.mul_(kappa)
+            if exact and (err <= tol or err != err): return f, g, err, it - 1   # converged, or NaN: the potentials overflowed
+            if omega != 1.0:
+                best, stall = ((err, f, g), 0) if err < best[0] else (best, stall + 1)
+                if err <= tol: omega = 1.0                                     # relaxed to tol: end on plain updates
+                elif err != err or stall >= 10: (_, f, g), omega, exact = best, 1.0, False; continue  # no progress: plain from the best
+        f = f_new if omega == 1.0 else torch.lerp(f, f_new, omega)
+        g_new = eps * (lb - _lse_rows(f, CT, eps, buf.view(CT.shape)))
+        if kappa != 1.0: g_new = g_new.mul_(kappa)
+        g, exact = (g_new, True) if omega == 1.0 else (torch.lerp(g, g_new, omega), False)
     return f, g, err, it
+
+# %% ../nbs/05_entropic.ipynb #8268873b
+ABSORB = 50.0          # |log scaling| beyond which the scalings are absorbed into the potentials and the kernel formed anew
+KERNEL_ENTRIES = 2**26 # the float64 kernel's size at most (512 MB); larger costs iterate in the log domain
+
+def _kernel(C:torch.Tensor, f:torch.Tensor, g:torch.Tensor, eps:float)->torch.Tensor:
+    "The float64 kernel exp((f_i + g_j - C_ij) / eps): the plan of the potentials (f, g), formed in a copy of C."
+    return C.to(torch.float64, copy=True).neg_().add_(f[:, None]).add_(g[None, :]).div_(eps).exp_()
+
+def _scaling_stage(C:torch.Tensor, la:torch.Tensor, lb:torch.Tensor, eps:float, f:torch.Tensor, g:torch.Tensor,
+                   max_iter:int, tol:float, kappa:float=1.0, relax:bool=True,
+                  ):                 # (f, g, row-marginal L1 error, iterations) as `_sinkhorn_stage`, or None
+    "`_sinkhorn_stage`'s iterations on scalings of a float64 kernel (two matrix-vector products each); None if the kernel cannot hold them."
+    f0, g0, la, lb = f.to(torch.float64), g.to(torch.float64), la.to(torch.float64), lb.to(torch.float64)
+    K, a = _kernel(C, f0, g0, eps), la.exp()
+    lu, lv = torch.zeros_like(f0), torch.zeros_like(g0)      # log scalings: f = f0 + eps lu, g = g0 + eps lv
+    omega = _overrelaxation(kappa) if relax else 1.0
+    best, stall, exact, done, err, it = (math.inf, f0, g0), 0, False, False, math.inf, 0
+    for it in range(1, max_iter + 1):
+        lu_new = la - torch.log(K @ lv.exp())                 # f's update: rows exact
+        if it > 1:
+            err = (a * torch.expm1(lu - lu_new)).abs().sum().item()
+            if err != err and exact: return None              # the kernel under- or overflowed: the log domain takes over
+            if exact and err <= tol: done = True; break
+            if omega != 1.0:
+                best, stall = ((err, f0 + eps * lu, g0 + eps * lv), 0) if err < best[0] else (best, stall + 1)
+                if err <= tol: omega = 1.0
+                elif err != err or stall >= 10:               # no progress: plain updates from the best pair
+                    (_, f0, g0), omega, exact = best, 1.0, False
+                    del K; K, lu, lv = _kernel(C, f0, g0, eps), torch.zeros_like(f0), torch.zeros_like(g0); continue
+        lu = lu_new if omega == 1.0 else torch.lerp(lu, lu_new, omega)
+        lv_new = kappa * (lb - torch.log(K.T @ lu.exp()))
+        if kappa != 1.0: lv_new += (kappa - 1) / eps * g0    # g's damped update, relative to g0
+        lv, exact = (lv_new, True) if omega == 1.0 else (torch.lerp(lv, lv_new, omega), False)
+        if max(lu.abs().max().item(), lv.abs().max().item()) > ABSORB:
+            f0, g0 = f0 + eps * lu, g0 + eps * lv
+            del K; K, lu, lv = _kernel(C, f0, g0, eps), torch.zeros_like(f0), torch.zeros_like(g0)
+    f, g = f0 + eps * lu, g0 + eps * lv
+    if not (torch.isfinite(f).all() and torch.isfinite(g).all()): return None
+    return f.to(C.dtype), g.to(C.dtype), err, it - 1 if done else it
 
 # %% ../nbs/05_entropic.ipynb #a7e8d3d7
 def _n_stages(eps0:float, reg:float, eps_scaling:float|None)->int:
@@ -56,19 +108,23 @@ def _n_stages(eps0:float, reg:float, eps_scaling:float|None)->int:
     if not eps_scaling or eps0 <= reg * (1 + 1e-6): return 0
     return math.ceil((math.log(eps0) - math.log(reg)) / -math.log(eps_scaling))
 
+def _stage(C, *args, **kw):
+    "One stage of iterations: on the float64 kernel's scalings when it fits (`KERNEL_ENTRIES`) and holds them, else in the log domain."
+    return (C.numel() <= KERNEL_ENTRIES and _scaling_stage(C, *args, **kw)) or _sinkhorn_stage(C, *args, **kw)
+
 def _sinkhorn_potentials(C, la, lb, reg, max_iter, tol, eps_scaling, init, rho=math.inf):
-    "Potentials of the row-centred problem after epsilon-scaling warm-up stages and the final stage."
+    "Potentials of the row-centred problem after epsilon-scaling warm-up stages (plain) and the final stage (over-relaxed if KL-relaxed)."
     n, m = C.shape
     kappa = lambda e: 1.0 if rho == math.inf else rho / (rho + e)
     if init is not None: f, g, eps = init[0], init[1], reg
     else: f, g, eps = C.new_zeros(n), C.new_zeros(m), max(C.max().item(), reg)
     total = 0
     for _ in range(_n_stages(eps, reg, eps_scaling if init is None else None)):
-        f, g, err, it = _sinkhorn_stage(C, la, lb, eps, f, g, 100, max(tol, math.sqrt(tol)), kappa(eps))
+        f, g, err, it = _stage(C, la, lb, eps, f, g, 100, max(tol, math.sqrt(tol)), kappa(eps), relax=False)
         total, eps = total + it, max(eps * eps_scaling, reg)
         if err != err: break                                          # NaN: no later stage can recover
         if rho == math.inf: c = g.max(); f, g = f + c, g - c    # balanced: fix the free constant, keep g near 0
-    f, g, err, it = _sinkhorn_stage(C, la, lb, reg, f, g, max_iter, tol, kappa(reg))
+    f, g, err, it = _stage(C, la, lb, reg, f, g, max_iter, tol, kappa(reg))
     return f, g, err, it, total + it
 
 # %% ../nbs/05_entropic.ipynb #a3d72051
