@@ -41,8 +41,13 @@ def present_batch(n:int, m:int, present:int, d:int=512, seed:int=0):
     return X.astype(np.float32), Y.astype(np.float32), labels
 
 
-def batches():
-    "(name, X, Y, logits, labels) of every batch measured."
+def batches(only:str|None=None):
+    "(name, X, Y, logits, labels) of every batch measured (`only`: those whose name contains it)."
+    for name, X, Y, L, lab in _batches():
+        if only is None or only in name: yield name, X, Y, L, lab
+
+
+def _batches():
     for n, m, k, d in SYNTHETIC:
         X, Y, lab = present_batch(n, m, k, d)
         yield f'{n} x {m}, {k} present, d={d}', X, Y, None, lab
@@ -63,10 +68,10 @@ def best_of(fs:list, repeats:int)->list:
     return [min(t) for t in ts]
 
 
-def main(repeats:int=3, threads:int=1):
+def main(repeats:int=3, threads:int=1, only:str|None=None, out:str|None=None):
     torch.set_num_threads(threads); warnings.simplefilter('ignore')
     rows, load0 = [], os.getloadavg()[0]
-    for name, X, Y, L, lab in batches():
+    for name, X, Y, L, lab in batches(only):
         prior = class_prior(lab, len(Y))
         known = lambda: geotter(X, Y, prior, logits=L)
         unknown = lambda: geotter(X, Y, logits=L)
@@ -79,8 +84,9 @@ def main(repeats:int=3, threads:int=1):
                          acc_known=acc(known()), acc_unknown=acc(unknown())))
         print({k: round(v, 4) if isinstance(v, float) else v for k, v in rows[-1].items()}, flush=True)
     f = pd.DataFrame(rows).assign(threads=threads, load_start=load0, load_end=os.getloadavg()[0])
-    OUT.mkdir(exist_ok=True)
-    f.to_csv(OUT / ('ratio_cost.csv' if threads == 1 else f'ratio_cost_{threads}threads.csv'), index=False, float_format='%.6g')
+    out = Path(out) if out else OUT / ('ratio_cost.csv' if threads == 1 else f'ratio_cost_{threads}threads.csv')
+    out.parent.mkdir(parents=True, exist_ok=True)
+    f.to_csv(out, index=False, float_format='%.6g')
     print(f.drop(columns=['load_start', 'load_end']).round(3).to_markdown(index=False))
 
 
@@ -88,5 +94,7 @@ if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--repeats', type=int, default=3, help='calls of each, alternating; the best is kept')
     p.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
+    p.add_argument('--only', help='measure only the batches whose name contains this text')
+    p.add_argument('--out', help='CSV to write (default bench/results/ratio_cost.csv, or ratio_cost_<k>threads.csv)')
     a = p.parse_args()
-    main(a.repeats, a.threads)
+    main(a.repeats, a.threads, a.only, a.out)
