@@ -64,6 +64,14 @@ def _em_objective(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:floa
     ll = torch.log((W @ q).clamp_min(1e-300)).sum()
     return float(ll + count * (q_old * torch.log(q.clamp_min(1e-300))).sum()) if count else float(ll)
 
+def _squarem_point(q:torch.Tensor, r:torch.Tensor, v:torch.Tensor, q2:torch.Tensor)->torch.Tensor|None:
+    "SQUAREM's extrapolation q - 2 alpha r + alpha^2 v on the simplex (entries clipped at q2 / 10 if it leaves it); None: no step beyond q2."
+    alpha = min(-float(r.norm() / v.norm()), -1.0) if v.norm() > 0 else -1.0
+    if alpha == -1.0: return None
+    q_ext = q - 2 * alpha * r + alpha ** 2 * v
+    if not (q_ext > 0).all(): q_ext = torch.maximum(q_ext, q2 / 10)   # a class that EM is emptying: at most 10x down per step
+    return q_ext / q_ext.sum()
+
 def _em_fixed_point(W:torch.Tensor, q_old:torch.Tensor, count:float, max_iter:int, tol:float)->torch.Tensor:
     "EM steps from q_old until the L1 change is <= tol, accelerated by SQUAREM with a monotone safeguard; max_iter counts steps."
     q, steps = q_old.clone(), 0
@@ -71,11 +79,9 @@ def _em_fixed_point(W:torch.Tensor, q_old:torch.Tensor, count:float, max_iter:in
         q1 = _em_step(W, q, q_old, count); steps += 1
         if (q1 - q).abs().sum().item() <= tol: return q1
         q2 = _em_step(W, q1, q_old, count); steps += 1
-        r, v = q1 - q, q2 - 2 * q1 + q
-        alpha = min(-float(r.norm() / v.norm()), -1.0) if v.norm() > 0 else -1.0
-        q_ext = q - 2 * alpha * r + alpha ** 2 * v
-        if alpha == -1.0 or (q_ext <= 0).any(): q = q2; continue       # no extrapolation off the simplex
-        q_acc = _em_step(W, q_ext / q_ext.sum(), q_old, count); steps += 1
+        q_ext = _squarem_point(q, q1 - q, q2 - 2 * q1 + q, q2)
+        if q_ext is None: q = q2; continue
+        q_acc = _em_step(W, q_ext, q_old, count); steps += 1
         q = q_acc if _em_objective(W, q_acc, q_old, count) >= _em_objective(W, q2, q_old, count) else q2
     warnings.warn(f"EM for the class prior did not converge in max_iter={max_iter} iterations (tol={tol:g}); increase max_iter")
     return q
