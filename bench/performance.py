@@ -278,15 +278,15 @@ def _load()->str:
 def _staged(record:dict):
     "Patch the k-means, k-NN and label-ratio cores that geotter.method's `Prepared` calls with timed wrappers writing to `record`; returns undo."
     import geotter.method as gm
-    saved = gm._kmeans, gm._knn_search, gm._label_ratio
+    saved = gm.kmeans_trusted, gm.knn_search_trusted, gm.estimate_label_ratio_trusted
     def clock(name, fn, *a, **kw):
         t0, c0 = time.perf_counter(), time.process_time(); out = fn(*a, **kw)
         record[name] = (time.perf_counter() - t0, time.process_time() - c0); return out
     def knn(*a, **kw):
         res = clock('k-NN', saved[1], *a, **kw); record['knn'] = res; return res
-    gm._kmeans, gm._knn_search = (lambda *a, **kw: clock('k-means', saved[0], *a, **kw)), knn
-    gm._label_ratio = lambda *a, **kw: clock('ratio', saved[2], *a, **kw)
-    return lambda: setattr(gm, '_kmeans', saved[0]) or setattr(gm, '_knn_search', saved[1]) or setattr(gm, '_label_ratio', saved[2])
+    gm.kmeans_trusted, gm.knn_search_trusted = (lambda *a, **kw: clock('k-means', saved[0], *a, **kw)), knn
+    gm.estimate_label_ratio_trusted = lambda *a, **kw: clock('ratio', saved[2], *a, **kw)
+    return lambda: setattr(gm, 'kmeans_trusted', saved[0]) or setattr(gm, 'knn_search_trusted', saved[1]) or setattr(gm, 'estimate_label_ratio_trusted', saved[2])
 
 def bench_scale(n:int=1_000_000, m:int=1000, d:int=512, unknown:bool=False, name:str|None=None)->pd.DataFrame:
     """`geotter(X, Y, prior)` with its defaults on `make_batch_rows(n, m, d, noise=0.5)` (the million benchmark's batch):

@@ -16,15 +16,17 @@ import torch
 from numba.extending import intrinsic
 
 from .core import *
-from .exact import _ssp   # successive shortest paths on candidate lists: the exact solver's, dense or not
+from .exact import ssp_trusted   # successive shortest paths on candidate lists: the exact solver's, dense or not
 from .entropic import sinkhorn_unbalanced
 
 # %% auto #0
-__all__ = ['SAMPLE_ROWS', 'row_blocks', 'map_row_blocks', 'candidate_classes', 'candidate_ot', 'sparse_argmax', 'SparsePlan',
-           'sparse_ot', 'chunked_emd', 'sample_rows', 'sparse_semi_relaxed', 'smooth_sparse']
+__all__ = ['SAMPLE_ROWS', 'is_dask', 'row_blocks', 'map_row_blocks', 'candidate_classes', 'candidate_ot', 'sparse_argmax',
+           'SparsePlan', 'sparse_ot', 'chunked_emd', 'sample_rows', 'sparse_semi_relaxed', 'smooth_sparse']
 
 # %% ../nbs/10_chunked.ipynb #2d2a6836
-def _is_dask(X)->bool: return hasattr(X, 'to_delayed') and hasattr(X, 'chunks')
+def is_dask(X)->bool:
+    "True for a dask array (its `to_delayed` and `chunks`), told without importing dask."
+    return hasattr(X, 'to_delayed') and hasattr(X, 'chunks')
 
 def _n_rows(X)->int:
     "The number of rows of `X` (numpy, torch or dask), or one error naming X."
@@ -39,7 +41,7 @@ def row_blocks(X,                     # (n, d) numpy array, torch tensor or row-
                chunk_rows:int,        # rows per block (ignored for dask, which has its own chunks)
               )->list:                # [(start, stop)] covering 0..n
     "Row ranges of the blocks of `X`: Dask's own row chunks, else consecutive slices of `chunk_rows`."
-    if _is_dask(X):
+    if is_dask(X):
         if len(X.chunks[1]) != 1: raise ValueError(f"X has {len(X.chunks[1])} column chunks; expected chunks of whole rows (X.rechunk({{1: -1}}))")
         b = np.cumsum((0,) + tuple(X.chunks[0])); return [(int(s), int(e)) for s, e in zip(b[:-1], b[1:]) if e > s]
     check_scalar(chunk_rows, 'chunk_rows', int, low=1)
@@ -48,7 +50,7 @@ def row_blocks(X,                     # (n, d) numpy array, torch tensor or row-
 # %% ../nbs/10_chunked.ipynb #ed2a7e93
 def _shared(X, args)->list:
     "Arguments of the block tasks; with a dask `X`, arrays and callables become one shared dask key each."
-    if not _is_dask(X): return list(args)
+    if not is_dask(X): return list(args)
     import dask
     big = lambda a: isinstance(a, (np.ndarray, torch.Tensor)) or callable(a)
     return [dask.delayed(a, pure=False, name=f'geotter-{uuid.uuid4().hex}') if big(a) else a for a in args]
@@ -71,7 +73,7 @@ def map_row_blocks(fn,                # fn(block, start, local_rows, *args) -> r
     loc = [None] * len(blocks) if rows is None else [rows[(rows >= s) & (rows < e)] - s for s, e in blocks]
     todo = [(b, l) for b, l in zip(range(len(blocks)), loc) if l is None or len(l)]
     size = lambda b, l: blocks[b][1] - blocks[b][0] if l is None else len(l)
-    if not _is_dask(X):
+    if not is_dask(X):
         out = []
         for b, l in todo: out.append(fn(X[blocks[b][0]:blocks[b][1]], blocks[b][0], l, *args)); advance_bar(bar, size(b, l))
         return out
@@ -123,7 +125,7 @@ def _capacities(nu:np.ndarray, n:int)->np.ndarray:
 def _ssp_run(indptr, cls, cst, nu, v0):
     "One solve from potentials v0: (rows, candidate slots, masses, potentials, paths, status)."
     n, m = len(indptr) - 1, len(nu)
-    es, eq, _, ex, v, naug, status = _ssp(indptr, cls, cst, 1.0, np.ones(n), _capacities(nu, n), v0, 1e-12 * max(1.0, n), 0.0, 50 * (n + m))
+    es, eq, _, ex, v, naug, status = ssp_trusted(indptr, cls, cst, 1.0, np.ones(n), _capacities(nu, n), v0, 1e-12 * max(1.0, n), 0.0, 50 * (n + m))
     return es, eq, ex, v, naug, status
 
 def _warm_potentials(indptr, cls, cst, nu, rng, base:int=20_000, ratio:int=8)->np.ndarray:

@@ -14,8 +14,9 @@ from .core import *
 from .graph import faiss_module, faiss_threads, unit_rows
 
 # %% auto #0
-__all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'lloyd', 'kmeans',
-           'check_partition', 'cluster_cost', 'fuse_costs']
+__all__ = ['KMEANS_TRAIN_PER_CLUSTER', 'KMEANS_MIN_TRAIN', 'KMEANS_INITS', 'KMEANS_METHODS', 'nearest_centres', 'lloyd',
+           'check_kmeans_options', 'kmeans_trusted', 'kmeans', 'centre_cost_trusted', 'check_partition', 'cluster_cost',
+           'fuse_costs']
 
 # %% ../nbs/08_cluster.ipynb #7129a3bf
 def _sq_dists_argmin(X:torch.Tensor, C:torch.Tensor, max_block:int, bar=None):
@@ -131,8 +132,8 @@ def _train_rows(n:int, K:int, max_train, rng:np.random.Generator):
 KMEANS_INITS, KMEANS_METHODS = ('auto', 'k-means++', 'random'), ('auto', 'faiss', 'torch')
 
 # %% ../nbs/08_cluster.ipynb #1aab588a
-def _kmeans_options(n:int, n_clusters, seed=0, max_iter=20, n_init=1, init='auto', method='auto', max_block=2**24, max_train='auto')->dict:
-    "The k-means options checked, with 'auto' resolved (the defaults are `kmeans`'s)."
+def check_kmeans_options(n:int, n_clusters, seed=0, max_iter=20, n_init=1, init='auto', method='auto', max_block=2**24, max_train='auto')->dict:
+    "The options of `kmeans_trusted`, checked, with 'auto' resolved (the defaults are `kmeans`'s)."
     K = _int(n_clusters, 'n_clusters')
     if K > n: raise ValueError(f"n_clusters={K} but X has n={n} samples; expected n_clusters <= n")
     if init not in KMEANS_INITS: raise ValueError(f"init={init!r}; expected one of {KMEANS_INITS}")
@@ -163,10 +164,10 @@ def _restart(Xt:torch.Tensor, o:dict, s:int):
     return inertia, C, assign
 
 # %% ../nbs/08_cluster.ipynb #a1cd7364
-def _kmeans(Xn:torch.Tensor,          # (n, d) checked unit rows
-            o:dict,                   # checked options (`_kmeans_options`)
-           )->tuple:                  # (centres (K, d), assignment (n,) int64), tensors
-    "k-means on validated inputs: the `n_init` seeded restarts, the one of lowest inertia kept."
+def kmeans_trusted(Xn:torch.Tensor,          # (n, d) checked unit rows
+                   o:dict,                   # checked options (`check_kmeans_options`)
+                  )->tuple:                  # (centres (K, d), assignment (n,) int64), tensors
+    "Trusted kernel of `kmeans` (validated unit rows and options): the `n_init` seeded restarts, the one of lowest inertia kept."
     runs = [_restart(Xn, o, s) for s in range(o['seed'], o['seed'] + o['n_init'])]
     _, C, assign = min(runs, key=lambda r: r[0])
     return C, assign
@@ -229,15 +230,15 @@ def kmeans(X,                         # (n, d) embeddings (re-normalized to unit
     True
     """
     Xt = check_matrix(X, 'X')
-    o = _kmeans_options(Xt.shape[0], n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)
-    C, assign = _kmeans(unit_rows(Xt) if Xt.shape[0] > KMEANS_MIN_TRAIN else l2_normalize(Xt, 'X'), o)   # large unit rows: no copy
+    o = check_kmeans_options(Xt.shape[0], n_clusters, seed, max_iter, n_init, init, method, max_block, max_train)
+    C, assign = kmeans_trusted(unit_rows(Xt) if Xt.shape[0] > KMEANS_MIN_TRAIN else l2_normalize(Xt, 'X'), o)   # large unit rows: no copy
     return like_input(C, X), like_input(assign, X)
 
 # %% ../nbs/08_cluster.ipynb #745b1c82
-def _centre_cost(C:torch.Tensor,     # (K, d) centres, any norm
-                 Yn:torch.Tensor,    # (m, d) unit class embeddings
-                )->torch.Tensor:     # (K, m) 1 - cos(c_k, y_j)
-    "Cosine cost of each centre to each class; a centre at the origin (its points cancel out) costs 1 for every class."
+def centre_cost_trusted(C:torch.Tensor,     # (K, d) centres, any norm
+                        Yn:torch.Tensor,    # (m, d) unit class embeddings
+                       )->torch.Tensor:     # (K, m) 1 - cos(c_k, y_j)
+    "Trusted kernel of `cluster_cost`: the cosine cost of validated centres to unit class embeddings; a centre at the origin (its points cancel out) costs 1 for every class."
     U, some = torch.zeros_like(C), (C != 0).any(dim=1)
     U[some] = l2_normalize(C[some], 'centres')      # centres at the origin stay 0: cosine 0 with every class
     return 1 - U @ Yn.T
@@ -268,7 +269,7 @@ def cluster_cost(X,                   # (n, d) sample embeddings
     Xn, Yn = check_embeddings(X, Y)
     K = min(Yn.shape[0], Xn.shape[0]) if n_clusters is None else n_clusters
     C, z = kmeans(Xn, K, seed=seed, **kwargs)
-    return like_input(_centre_cost(C, Yn)[z], X)
+    return like_input(centre_cost_trusted(C, Yn)[z], X)
 
 # %% ../nbs/08_cluster.ipynb #98e7bca7
 def fuse_costs(C,                     # (n, m) OT cost

@@ -14,7 +14,7 @@ from .core import *
 from .options import DEFAULT_REG, DEFAULT_RHO
 
 # %% auto #0
-__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'sinkhorn', 'sinkhorn_unbalanced']
+__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'sinkhorn', 'sinkhorn_unbalanced', 'sinkhorn_trusted']
 
 # %% ../nbs/05_entropic.ipynb #b6864fab
 def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
@@ -350,13 +350,13 @@ def sinkhorn_unbalanced(cost,                 # (n, m) cost matrix C
     return _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, 'sinkhorn_unbalanced')
 
 # %% ../nbs/05_entropic.ipynb #d55964f4
-def _sinkhorn_checked(C:torch.Tensor,         # (n, m) checked cost (`check_ot_inputs`)
+def sinkhorn_trusted(C:torch.Tensor,         # (n, m) checked cost (`check_ot_inputs`)
                       a:torch.Tensor, b:torch.Tensor, # (n,), (m,) checked float64 weights on C's device
                       reg:float=DEFAULT_REG, rho:float=DEFAULT_RHO, # as in `sinkhorn_unbalanced` (inf: `sinkhorn`)
                       *, max_iter:int=10_000, tol:float=1e-4, eps_scaling:float|None=0.5, init:tuple|None=None,
                       dtype:torch.dtype=torch.float32, log:bool=False,
                      ):                       # (n, m) plan as a tensor [, log dict]
-    "`sinkhorn_unbalanced` (`sinkhorn` for rho = inf) on validated tensors: no second check of C, a and b."
+    "Trusted kernel of `sinkhorn_unbalanced` (`sinkhorn` for rho = inf): validated tensors C, a and b, not checked again."
     rho = _check_rho(rho)
     return _entropic_ot(C, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log,
                         'sinkhorn' if rho == math.inf else 'sinkhorn_unbalanced', checked=True)

@@ -16,7 +16,7 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['EXACT_SOLVERS', 'EMD_FALLBACK_ENV', 'emd']
+__all__ = ['EXACT_SOLVERS', 'EMD_FALLBACK_ENV', 'ssp_trusted', 'emd']
 
 # %% ../nbs/04_exact.ipynb #8600a6ad
 def _pot_warm_starts()->bool:
@@ -526,8 +526,8 @@ def _ssp_candidates(indptr, cls, cst, # items' candidate slots (CSR), their cost
     return E[0], E[1], E[2], E[3], v, naug, status
 
 # %% ../nbs/04_exact.ipynb #06719122
-def _ssp(indptr, cls, cst, sg, x, s, v, tol, ctol, max_aug)->tuple:
-    "`_ssp_candidates` with a pool that grows as needed: (items, slots, nodes, masses) of the live entries, v, paths, status."
+def ssp_trusted(indptr, cls, cst, sg, x, s, v, tol, ctol, max_aug)->tuple:
+    "Successive shortest paths on candidate lists, the pool grown as needed (trusted: the arrays as `emd` and `sparse_ot` build them): the live entries (items, slots, nodes, masses), v, paths, status."
     cap, cst, m = len(x) + 4 * len(s) + 64, _frozen(cst), len(s)
     W, WT = np.empty((m, m)), np.empty((m, m))   # numpy's allocation: huge pages for large k
     while True:
@@ -666,7 +666,7 @@ def _emd_fast(C:np.ndarray,    # (n, m) float64 cost, C-contiguous
     N, k = X.shape; scale = max(abs(float(X.min())), abs(float(X.max()))) or 1.0
     indptr, cst = np.arange(N + 1, dtype=np.int64) * k, _frozen(X.reshape(-1))
     v = _potentials(X, sg, x, s, _start_rule(X, sg, x, s) if start == 'auto' else start, K)
-    es, eq, ec, ex, v, naug, status = _ssp(indptr, _ALL, cst, sg, x, s, v, 1e-13 * max(1.0, x.sum()), 1e-13 * scale, 20 * (N + k))
+    es, eq, ec, ex, v, naug, status = ssp_trusted(indptr, _ALL, cst, sg, x, s, v, 1e-13 * max(1.0, x.sum()), 1e-13 * scale, 20 * (N + k))
     if status != 0: return None
     u, worst = _certify(indptr, _ALL, cst, float(sg), es, eq, ec, ex, v)
     if not worst <= 1e-10 * scale: return None

@@ -21,8 +21,9 @@ from .options import KNN_METHODS
 # %% auto #0
 __all__ = ['FAISS_SERIAL_WORK', 'KNN_PROGRESS_WORK', 'IVF_CELLS', 'IVF_MAX_DOUBLINGS', 'IVF_MIN_CELL', 'IVF_TRAIN_ROWS',
            'IVF_ROUNDS', 'IVF_MAX_PROBE', 'IVF_PROBE_ENTRIES', 'KNN_MAX_WIDEN', 'KNN_FAISS_MIN_N', 'KNN_APPROX_MIN_N',
-           'KNN_MIN_RECALL', 'faiss_module', 'faiss_threads', 'knn_recall', 'unit_rows', 'KNNSearch', 'knn_search',
-           'knn_indices', 'neighbour_graph', 'knn_graph', 'row_normalize', 'graph_smooth', 'laplacian',
+           'KNN_MIN_RECALL', 'faiss_module', 'faiss_threads', 'knn_recall', 'unit_rows', 'KNNSearch',
+           'check_knn_options', 'knn_search_trusted', 'knn_search', 'knn_indices', 'neighbour_graph_trusted',
+           'neighbour_graph', 'knn_graph', 'row_normalize', 'graph_smooth_trusted', 'graph_smooth', 'laplacian',
            'tikhonov_smooth']
 
 # %% ../nbs/07_graph.ipynb #9123007e
@@ -344,8 +345,8 @@ class KNNSearch(NamedTuple):
     settings:dict|None = None     # 'ivf': cells and nprobe; 'hnsw': ef_search (as the search ended)
 
 # %% ../nbs/07_graph.ipynb #80bdb16e
-def _knn_options(max_block=2**24, ef_search=64, nprobe=None, recall_sample=1000, min_recall=KNN_MIN_RECALL, progress=None)->dict:
-    "The search options, checked (the defaults are `knn_search`'s)."
+def check_knn_options(max_block=2**24, ef_search=64, nprobe=None, recall_sample=1000, min_recall=KNN_MIN_RECALL, progress=None)->dict:
+    "The search options of `knn_search_trusted`, checked (the defaults are `knn_search`'s)."
     return dict(max_block=check_int(max_block, 'max_block', low=1), ef_search=check_int(ef_search, 'ef_search', low=1),
                 nprobe=None if nprobe is None else check_int(nprobe, 'nprobe', low=1), recall_sample=check_int(recall_sample, 'recall_sample', low=1),
                 min_recall=check_scalar(min_recall, 'min_recall', low=0, high=1), progress=check_progress(progress))
@@ -360,13 +361,13 @@ def _run(Xt:torch.Tensor, k:int, include_self:bool, engine:str, o:dict, unit:boo
     with progress_bar(1, show, 'k-NN: exact search') as bar: return _topk_torch(Xn, k, include_self, o['max_block'], bar), 1.0, {}
 
 # %% ../nbs/07_graph.ipynb #ccbefe3c
-def _knn_search(Xt:torch.Tensor,      # (n, d) checked rows
-                k:int, include_self:bool, # checked (`check_k`, `check_bool`)
-                method:str,           # as in `knn_search`
-                o:dict,               # checked options (`_knn_options`)
-                unit:bool=False,      # the rows are already unit-norm: searched as they are
-               )->KNNSearch:          # indices as an int64 tensor
-    "`knn_search` on validated inputs: the engine, the warning of a large exact search, the search, the recall warning."
+def knn_search_trusted(Xt:torch.Tensor,      # (n, d) checked rows
+                       k:int, include_self:bool, # checked (`check_k`, `check_bool`)
+                       method:str,           # as in `knn_search`
+                       o:dict,               # checked options (`check_knn_options`)
+                       unit:bool=False,      # the rows are already unit-norm: searched as they are
+                      )->KNNSearch:          # indices as an int64 tensor
+    "Trusted kernel of `knn_search` (validated rows, k and options): the engine, the warning of a large exact search, the search, the recall warning."
     engine = _knn_engine(method, Xt.shape[0], Xt.device)
     if engine in ('torch', 'faiss') and Xt.shape[0] > KNN_APPROX_MIN_N: warnings.warn(_exact_cost(Xt, engine), stacklevel=3)
     idx, recall, settings = _run(Xt, k, include_self, engine, o, unit)
@@ -391,8 +392,8 @@ def knn_search(X,                     # (n, d) embeddings (any norm; re-normaliz
     "The `k` most cosine-similar samples of each row of `X`, the engine used, its recall and settings."
     Xt = check_matrix(X, 'X')
     k, include_self = check_k(k, Xt.shape[0]), check_bool(include_self, 'include_self')
-    o = _knn_options(max_block, ef_search, nprobe, recall_sample, min_recall, progress)
-    res = _knn_search(Xt, k, include_self, method, o)
+    o = check_knn_options(max_block, ef_search, nprobe, recall_sample, min_recall, progress)
+    res = knn_search_trusted(Xt, k, include_self, method, o)
     return res._replace(indices=like_input(res.indices, X))
 
 # %% ../nbs/07_graph.ipynb #c28ddd2d
@@ -406,10 +407,10 @@ def knn_indices(X,                    # (n, d) embeddings (any norm; re-normaliz
     return knn_search(X, k, include_self, method, **kwargs).indices
 
 # %% ../nbs/07_graph.ipynb #9b8ee0d2
-def _adjacency(I:torch.Tensor,        # (n, k) checked int64 neighbour lists, entries in [0, n)
-               dtype=torch.float64,   # value dtype
-              )->torch.Tensor:        # sparse (n, n) 0/1 adjacency, torch COO on I's device
-    "The adjacency of validated neighbour lists, as a coalesced torch COO tensor."
+def neighbour_graph_trusted(I:torch.Tensor,        # (n, k) checked int64 neighbour lists, entries in [0, n)
+                            dtype=torch.float64,   # value dtype
+                           )->torch.Tensor:        # sparse (n, n) 0/1 adjacency, torch COO on I's device
+    "Trusted kernel of `neighbour_graph`: the adjacency of validated neighbour lists, as a coalesced torch COO tensor."
     n, k = I.shape
     rows = torch.arange(n, device=I.device).repeat_interleave(k)
     vals = torch.ones(n * k, dtype=dtype, device=I.device)
@@ -423,7 +424,7 @@ def neighbour_graph(neighbours,       # (n, k) int64 neighbour lists (`knn_indic
     I = check_matrix(neighbours, 'neighbours', dtype=torch.int64)
     n, k = I.shape
     if I.min() < 0 or I.max() >= n: raise ValueError(f"neighbours has entries outside [0, {n}); expected row indices")
-    if is_tensor(neighbours): return _adjacency(I, dtype)
+    if is_tensor(neighbours): return neighbour_graph_trusted(I, dtype)
     rows = np.repeat(np.arange(n), k)
     return sp.csr_array((np.ones(n * k), (rows, I.reshape(-1).cpu().numpy())), shape=(n, n))
 
@@ -496,11 +497,11 @@ def row_normalize(graph:torch.Tensor)->torch.Tensor:
     return torch.sparse_coo_tensor(torch.stack([i, j]), w / deg[i], (n, n), check_invariants=False).coalesce()
 
 # %% ../nbs/07_graph.ipynb #fea00793
-def _smooth(T:torch.Tensor,           # (n, m) checked plan
-            graph,                    # (n, n) adjacency (as `graph_smooth` takes it)
-            alpha:float, steps:int,   # checked
-           )->torch.Tensor:           # (n, m) T^(L)
-    r"`steps` rounds of $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$ on validated inputs."
+def graph_smooth_trusted(T:torch.Tensor,           # (n, m) checked plan
+                         graph,                    # (n, n) adjacency (as `graph_smooth` takes it)
+                         alpha:float, steps:int,   # checked
+                        )->torch.Tensor:           # (n, m) T^(L)
+    r"Trusted kernel of `graph_smooth`: `steps` rounds of $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$ on a validated plan and graph."
     A_hat = row_normalize(_to_torch_sparse(graph, T.shape[0], T))
     for _ in range(steps): T = alpha * T + (1 - alpha) * (A_hat @ T)
     return T
@@ -550,7 +551,7 @@ def graph_smooth(plan,                # (n, m) transport plan T*
     T = check_matrix(plan, 'plan')
     check_scalar(alpha, 'alpha', low=0, high=1)
     check_int(steps, 'steps', low=0)
-    return like_input(_smooth(T, graph, alpha, steps), plan)
+    return like_input(graph_smooth_trusted(T, graph, alpha, steps), plan)
 
 # %% ../nbs/07_graph.ipynb #cde39f95
 def laplacian(graph, n:int|None=None)->torch.Tensor:

@@ -15,13 +15,14 @@ import torch
 from .core import *
 from .options import (PAPER_DEFAULTS, GeometryOptions, AdaptOptions, BACKENDS, option_names, takes_options, current_names,
                              split_options as _split_options)
-from .pipeline import (CHUNKED_SOLVERS, GeoTTERResult, cluster_table, fused_cost, BlockCost, _log_prior,
-                              _check_options, _transport_smooth, _smooth_lists, _result, _class_mean_logits)
+from .pipeline import (CHUNKED_SOLVERS, GeoTTERResult, cluster_table, fused_cost, BlockCost, log_prior_trusted,
+                              check_transport_options, transport_and_smooth_trusted, smooth_plan_trusted, geotter_result_trusted,
+                              class_mean_logits_trusted)
 from .chunked import sample_rows
-from .graph import KNN_METHODS, _adjacency, _knn_options, _knn_search
-from .cluster import _kmeans, _kmeans_options
+from .graph import KNN_METHODS, neighbour_graph_trusted, check_knn_options, knn_search_trusted
+from .cluster import kmeans_trusted, check_kmeans_options
 from .noise import data_driven_defaults
-from .priors import UNKNOWN_RATIO, RatioEstimate, _label_ratio
+from .priors import UNKNOWN_RATIO, RatioEstimate, estimate_label_ratio_trusted
 
 # %% auto #0
 __all__ = ['CHUNKED_ENTRIES', 'GEOMETRY_OPTIONS', 'Prepared', 'prepare', 'split_options', 'geotter', 'logit_features',
@@ -53,7 +54,7 @@ def _geometry_config(o:GeometryOptions, entries:int, dtype)->dict:
 def _kmeans_partition(X:torch.Tensor, config:dict, m:int)->tuple:
     "k-means centres (K, d) and clusters (n,) of the unit rows, with K = `n_clusters` (default: one per class, at most n // 2)."
     K = min(m, max(1, len(X) // 2)) if config['n_clusters'] is None else config['n_clusters']
-    return _kmeans(X, _kmeans_options(len(X), K, config['seed'], n_init=config['n_init']))   # X: checked unit rows
+    return kmeans_trusted(X, check_kmeans_options(len(X), K, config['seed'], n_init=config['n_init']))   # X: checked unit rows
 
 # %% ../nbs/13_method.ipynb #0aa89927
 @dataclass(eq=False)
@@ -165,20 +166,20 @@ def neighbours(self:Prepared, k:int|None=None)->torch.Tensor:
     "(n, k) neighbour lists, most similar first, from one search for the largest k asked."
     k, have, c = self.config['k'] if k is None else check_int(k, 'k', low=1), self._memo.get('neighbours'), self.config
     if have is None or have.shape[1] < k:
-        have = _knn_search(self.X, check_k(k, self.n), c['include_self'], c['knn_method'], _knn_options(), unit=True).indices
+        have = knn_search_trusted(self.X, check_k(k, self.n), c['include_self'], c['knn_method'], check_knn_options(), unit=True).indices
         self._memo['neighbours'] = have
     return have[:, :k]
 
 @patch
 def graph(self:Prepared, k:int|None=None)->torch.Tensor:
     "Sparse (n, n) k-NN adjacency of the prepared rows."
-    return _adjacency(self.neighbours(k), self.X.dtype)
+    return neighbour_graph_trusted(self.neighbours(k), self.X.dtype)
 
 # %% ../nbs/13_method.ipynb #d7b9d166
 @patch
 def _fused(self:Prepared, nu:torch.Tensor, beta:float, prior_weight:float, theta:torch.Tensor|None=None):
     "Steps 1-2 for a prior: the dense fused cost (of `theta` if given, else the prepared one), or (chunked) its `BlockCost`."
-    lp = _log_prior(nu, prior_weight, self.X.dtype)
+    lp = log_prior_trusted(nu, prior_weight, self.X.dtype)
     table, z = (self.cluster_table, self.clusters) if beta else (None, None)
     if self.backend == 'dense': return fused_cost(self.theta if theta is None else theta, beta, table, z, lp)
     return BlockCost(self.Y, self.config['cost_temperature'], beta, table, z, log_prior=lp, theta=self.theta, unit_rows=True)
@@ -202,7 +203,7 @@ def cost(self:Prepared, prior='uniform', *, beta=None, prior_weight:float=0.0)->
 @patch(as_prop=True)
 def ratio(self:Prepared)->RatioEstimate:
     "The batch's estimated label ratio (`estimate_label_ratio` on the zero-shot logits theta * T / 0.01; chunked: of `sample_rows`), computed once."
-    return self._once('ratio', lambda: _label_ratio(self._ratio_logits()))
+    return self._once('ratio', lambda: estimate_label_ratio_trusted(self._ratio_logits()))
 
 @patch
 def _ratio_logits(self:Prepared)->torch.Tensor:
@@ -217,7 +218,7 @@ def _ratio_logits(self:Prepared)->torch.Tensor:
 def _adapt_options(prep, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)->tuple:
     "(options of the result's config, smoothing mode, transport keywords): checked, 'auto' resolved."
     k = min(prep.config['k'] if k is None else check_int(k, 'k', low=1), prep.n - 1)   # a batch of n has n - 1 neighbours
-    mode, ot_kw = _check_options(preserve_prior, solver, reg, rho)
+    mode, ot_kw = check_transport_options(preserve_prior, solver, reg, rho)
     beta = prep.config['beta'] if beta is None else beta
     if prep.backend == 'chunked':
         if solver not in CHUNKED_SOLVERS: _refuse_chunked('solver', solver, f"its solvers are {CHUNKED_SOLVERS}")
@@ -339,13 +340,13 @@ def _adapted(self:Prepared, prior, a:AdaptOptions)->GeoTTERResult:
     o, mode, ot_kw = _adapt_options(self, a.alpha, a.steps, solver, reg, rho, a.preserve_prior, a.prior_weight, a.beta, a.k)
     o['refine'] = self._refine(prior, a.refine)
     graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
-    passes = lambda theta: _transport_smooth(self._fused(nu, o['beta'], o['prior_weight'], theta), nu, graph, o['alpha'],
-                                             o['steps'], mode, ot_kw, X=self.X, smoother=_smooth_lists)
+    passes = lambda theta: transport_and_smooth_trusted(self._fused(nu, o['beta'], o['prior_weight'], theta), nu, graph, o['alpha'],
+                                             o['steps'], mode, ot_kw, X=self.X, smoother=smooth_plan_trusted)
     P, T, C, ot, secs = passes(self.theta)
     if o['refine']:                                    # the second pass, on the batch's class means (dense backend)
-        P, T, C, ot, again = passes(_class_mean_logits(self.X, self.theta, T, o['refine']))
+        P, T, C, ot, again = passes(class_mean_logits_trusted(self.X, self.theta, T, o['refine']))
         secs = {key: secs[key] + again[key] for key in secs}
-    return _result(self.ref, P, T, C, dict(self.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
+    return geotter_result_trusted(self.ref, P, T, C, dict(self.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
 
 # %% ../nbs/13_method.ipynb #a8a40592
 GEOMETRY_OPTIONS = option_names(GeometryOptions) + ('logits',)      # `prepare`'s keyword arguments

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -330,6 +331,21 @@ def conjugate_gradient(matvec,        # function A @ X for (N, c) blocks, A symm
     if not torch.isfinite(X).all(): raise ValueError("matvec gave NaN or infinite values; expected a finite product A @ P")
     return X
 
+# %% ../nbs/14_peers.ipynb #52085a2d
+def _propagate(S:torch.Tensor, alpha:float, cols:torch.Tensor, tol:float, max_iter:int)->torch.Tensor:
+    "Columns `cols` of (I - alpha S)^-1 by conjugate gradient: (N, len(cols))."
+    E = torch.zeros(S.shape[0], len(cols), dtype=S.dtype, device=S.device)
+    E[cols.to(S.device), torch.arange(len(cols), device=S.device)] = 1
+    return conjugate_gradient(lambda P: P - alpha * (S @ P), E, tol=tol, max_iter=max_iter)
+
+def _per_sample(Z:torch.Tensor, cos:torch.Tensor)->torch.Tensor:
+    "Rows of Z normalized to sum 1; a row with no propagated mass keeps the zero-shot softmax(cos / 0.01)."
+    tot = Z.sum(1, keepdim=True)
+    dead = tot[:, 0] <= 0
+    if dead.any():
+        warnings.warn(f"{int(dead.sum())} samples have no path to a class node; they keep their zero-shot prediction")
+    return torch.where(dead[:, None], torch.softmax(cos / CLIP_TEMPERATURE, 1), Z / tot.clamp_min(torch.finfo(Z.dtype).tiny))
+
 # %% ../nbs/14_peers.ipynb #4ac0b38c
 def zlap(X,                           # (n, d) sample embeddings
          Y,                           # (m, d) class (text) embeddings
@@ -398,21 +414,6 @@ def zlap(X,                           # (n, d) sample embeddings
     S = normalized_adjacency(zlap_graph(Xn, Yn, k, gamma, include_self, knn_method))
     Z = torch.cat([_propagate(S, alpha, cols, tol, max_iter) for cols in torch.arange(m).split(max(1, 2**24 // (m + n)))], 1)
     return like_input(_per_sample(Z[m:].clamp_min(0), Xn @ Yn.T), X)
-
-# %% ../nbs/14_peers.ipynb #52085a2d
-def _propagate(S:torch.Tensor, alpha:float, cols:torch.Tensor, tol:float, max_iter:int)->torch.Tensor:
-    "Columns `cols` of (I - alpha S)^-1 by conjugate gradient: (N, len(cols))."
-    E = torch.zeros(S.shape[0], len(cols), dtype=S.dtype, device=S.device)
-    E[cols.to(S.device), torch.arange(len(cols), device=S.device)] = 1
-    return conjugate_gradient(lambda P: P - alpha * (S @ P), E, tol=tol, max_iter=max_iter)
-
-def _per_sample(Z:torch.Tensor, cos:torch.Tensor)->torch.Tensor:
-    "Rows of Z normalized to sum 1; a row with no propagated mass keeps the zero-shot softmax(cos / 0.01)."
-    tot = Z.sum(1, keepdim=True)
-    dead = tot[:, 0] <= 0
-    if dead.any():
-        warnings.warn(f"{int(dead.sum())} samples have no path to a class node; they keep their zero-shot prediction")
-    return torch.where(dead[:, None], torch.softmax(cos / CLIP_TEMPERATURE, 1), Z / tot.clamp_min(torch.finfo(Z.dtype).tiny))
 
 # %% ../nbs/14_peers.ipynb #6e6ee6cc
 def _class_loglik(F:torch.Tensor, mu:torch.Tensor, var:torch.Tensor)->torch.Tensor:
@@ -777,9 +778,6 @@ def moon(X,                         # (n, d) sample embeddings
     log_yhat = torch.log_softmax(F @ T.T / temperature if logits is None else logits, dim=1)
     idx, w = _neighbours(F, k, knn_method)
     return like_input(_moon_run(F, T, log_yhat, idx, w, n_iter=n_iter, counts=counts, anchor=anchor, normaliser=normaliser), X)
-
-# %% ../nbs/14_peers.ipynb #112c2f47
-from dataclasses import dataclass, replace
 
 # %% ../nbs/14_peers.ipynb #13e66eae
 TDA_ENTROPY_BAND = (0.2 / math.log(2), 0.5 / math.log(2))   # TDA's (0.2, 0.5) on H / log2(m), as a band on H / ln(m)

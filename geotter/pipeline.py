@@ -13,14 +13,16 @@ import torch
 
 from .core import *
 from .options import PAPER_DEFAULTS, PRESERVE_PRIOR, renamed
-from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, _check_solver, _solve_ot
-from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, smooth_sparse, sparse_argmax, _is_dask
-from .graph import graph_smooth, neighbour_graph, _adjacency, _smooth
-from .cluster import nearest_centres, check_partition, _centre_cost
+from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, check_solver, solve_ot_trusted
+from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, smooth_sparse, sparse_argmax, is_dask
+from .graph import graph_smooth, neighbour_graph, neighbour_graph_trusted, graph_smooth_trusted
+from .cluster import nearest_centres, check_partition, centre_cost_trusted
 
 # %% auto #0
-__all__ = ['CHUNKED_SOLVERS', 'GeoTTERResult', 'cluster_table', 'fused_cost', 'BlockCost', 'transport', 'smooth_plan',
-           'transport_and_smooth', 'class_mean_logits', 'geotter_chunked']
+__all__ = ['CHUNKED_SOLVERS', 'GeoTTERResult', 'cluster_table', 'fused_cost', 'log_prior_trusted', 'BlockCost', 'transport',
+           'transport_trusted', 'smooth_plan', 'smooth_plan_trusted', 'check_transport_options',
+           'transport_and_smooth_trusted', 'transport_and_smooth', 'geotter_result_trusted',
+           'class_mean_logits_trusted', 'class_mean_logits', 'geotter_chunked']
 
 # %% ../nbs/11_pipeline.ipynb #3c5e0928
 @dataclass
@@ -48,7 +50,7 @@ def cluster_table(centres:torch.Tensor,   # (K, d) k-means centres (any norm)
                   Y:torch.Tensor,         # (m, d) unit class embeddings
                  )->torch.Tensor:         # (K, m) 1 - cos(c_k, y_j)
     r"The cluster cost of each centre, $C^{\text{cluster}}_{kj}=1-\cos(c_k,y_j)$, on validated tensors (unit `Y`; a centre at the origin costs 1)."
-    return _centre_cost(centres.to(Y), Y)
+    return centre_cost_trusted(centres.to(Y), Y)
 
 def fused_cost(theta:torch.Tensor,        # (b, m) logits of the OT cost for a block of rows
                beta:float=0.0,            # weight of the cluster cost, in [0, 1]
@@ -61,8 +63,8 @@ def fused_cost(theta:torch.Tensor,        # (b, m) logits of the OT cost for a b
     C = -torch.log_softmax(theta, dim=1)
     return C if beta == 0 else (1 - beta) * C + beta * table[clusters]
 
-def _log_prior(nu:torch.Tensor, prior_weight:float, dtype:torch.dtype)->torch.Tensor|None:
-    "`prior_weight * log(nu + 1e-12)` in `dtype` (None if the weight is 0); an error naming prior_weight if it overflows."
+def log_prior_trusted(nu:torch.Tensor, prior_weight:float, dtype:torch.dtype)->torch.Tensor|None:
+    "Trusted kernel of the fused cost's prior term: `prior_weight * log(nu + 1e-12)` of a validated prior in `dtype` (None if the weight is 0); an error naming prior_weight if it overflows."
     if not prior_weight: return None
     lp = prior_weight * torch.log(nu.to(dtype) + 1e-12)
     if not torch.isfinite(lp).all():
@@ -112,7 +114,7 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
     r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` (or `sparse_semi_relaxed`) on a block cost."
     if not isinstance(cost, BlockCost): return solve_ot(cost, prior, solver=solver, reg=reg, rho=rho, **kw)
     _check_block(solver, X, cost)
-    return _transport(cost, check_prior(prior, cost.Y.shape[0]), X=X, solver=solver, reg=reg, rho=rho, **kw)
+    return transport_trusted(cost, check_prior(prior, cost.Y.shape[0]), X=X, solver=solver, reg=reg, rho=rho, **kw)
 
 CHUNKED_SOLVERS = ('emd', 'unbalanced')      # exact, and semi-relaxed from a sample of rows (the ratio unknown)
 
@@ -125,12 +127,12 @@ def _check_block(solver:str, X, cost:BlockCost):
     if cost.theta is not None and shape[0] != len(cost.theta):
         raise ValueError(f"X has {shape[0]} rows but the cost's logits {len(cost.theta)}; expected one row per sample")
 
-def _transport(C,                         # (n, m) checked cost tensor, or a `BlockCost`
-               nu:torch.Tensor,           # (m,) checked prior on C's device
-               *, X=None, solver:str='emd', reg:float|None=None, rho:float|None=None, **kw, # as in `transport`
-              ):                          # dense plan tensor, or a `SparsePlan`
-    "`transport` on validated inputs: `_solve_ot` on a dense cost, `sparse_ot` or `sparse_semi_relaxed` on a block cost; no second check of C and nu."
-    if not isinstance(C, BlockCost): return _solve_ot(C, nu, _check_solver(solver, rho), reg=reg, rho=rho, **kw)
+def transport_trusted(C,                         # (n, m) checked cost tensor, or a `BlockCost`
+                      nu:torch.Tensor,           # (m,) checked prior on C's device
+                      *, X=None, solver:str='emd', reg:float|None=None, rho:float|None=None, **kw, # as in `transport`
+                     ):                          # dense plan tensor, or a `SparsePlan`
+    "Trusted kernel of `transport` (a validated cost and prior, not checked again): `solve_ot_trusted` on a dense cost, `sparse_ot` or `sparse_semi_relaxed` on a block cost."
+    if not isinstance(C, BlockCost): return solve_ot_trusted(C, nu, check_solver(solver, rho), reg=reg, rho=rho, **kw)
     if solver == 'emd': return sparse_ot(X, C, nu.cpu().numpy(), **kw)
     return sparse_semi_relaxed(X, C, nu.cpu().numpy(), reg=DEFAULT_REG if reg is None else reg,
                                rho=DEFAULT_RHO if rho is None else rho, **kw)
@@ -152,17 +154,17 @@ def smooth_plan(plan,                     # (n, m) plan: dense (numpy/torch) or 
     A = neighbour_graph(graph, plan.dtype if is_tensor(plan) else torch.float64) if _neighbour_lists(graph) else graph
     return graph_smooth(plan, A, alpha, steps)
 
-def _smooth_lists(plan,                   # (n, m) dense tensor plan, or scipy CSR
-                  lists:torch.Tensor,     # (n, k) checked int64 neighbour lists
-                  alpha:float, steps:int, # checked
-                 ):                       # (n, m) T^(L), in the plan's type
-    "`smooth_plan` on validated inputs: the pipeline's own plan and neighbour lists, not checked again."
+def smooth_plan_trusted(plan,                   # (n, m) dense tensor plan, or scipy CSR
+                        lists:torch.Tensor,     # (n, k) checked int64 neighbour lists
+                        alpha:float, steps:int, # checked
+                       ):                       # (n, m) T^(L), in the plan's type
+    "Trusted kernel of `smooth_plan`: the pipeline's own plan and validated neighbour lists, not checked again."
     if sp.issparse(plan): return smooth_sparse(plan, lists, alpha, steps)
-    return _smooth(plan, _adjacency(lists, plan.dtype), alpha, steps)
+    return graph_smooth_trusted(plan, neighbour_graph_trusted(lists, plan.dtype), alpha, steps)
 
 # %% ../nbs/11_pipeline.ipynb #d656da4c
-def _check_options(preserve_prior, solver:str, reg, rho)->tuple:
-    "The smoothing mode (None, 'project' or 'cost') and the keyword arguments of `transport`."
+def check_transport_options(preserve_prior, solver:str, reg, rho)->tuple:
+    "The options of `transport_and_smooth_trusted`, checked: the smoothing mode (None, 'project' or 'cost') and the keyword arguments of `transport`."
     if not (isinstance(preserve_prior, bool) or preserve_prior in ('project', 'cost')):
         raise ValueError(f"preserve_prior={preserve_prior!r}; expected one of {PRESERVE_PRIOR}")
     if rho is not None and solver != 'unbalanced':
@@ -179,11 +181,11 @@ def _sparse(ot:SparsePlan, dtype:torch.dtype)->sp.csr_array:
     P = ot.plan
     return sp.csr_array((P.data.astype(np.float32 if dtype == torch.float32 else np.float64), P.indices, P.indptr), shape=P.shape)
 
-def _transport_smooth(C, nu, graph, alpha, steps, mode, ot_kw, X=None, smoother=smooth_plan)->tuple:
-    "Steps 3-4 on validated inputs: (OT plan, final plan, cost transported, chunked certificate or None, seconds)."
+def transport_and_smooth_trusted(C, nu, graph, alpha, steps, mode, ot_kw, X=None, smoother=smooth_plan)->tuple:
+    "Trusted kernel of `transport_and_smooth` (steps 3-4 on validated inputs): (OT plan, final plan, cost transported, chunked certificate or None, seconds)."
     smooth, t0 = graph is not None and alpha < 1 and steps > 0, time.perf_counter()
     if smooth and mode == 'cost': C = smoother(C, graph, alpha, steps)
-    P = _transport(C, nu, X=X, **ot_kw)
+    P = transport_trusted(C, nu, X=X, **ot_kw)
     ot = P if isinstance(P, SparsePlan) else None
     P, t1 = (P if ot is None else _sparse(ot, C.dtype)), time.perf_counter()
     T = smoother(P, graph, alpha, steps) if smooth and mode != 'cost' else P
@@ -200,15 +202,15 @@ def transport_and_smooth(C,                     # (n, m) cost (e.g. `Prepared.co
                          reg:float|None=None, rho:float|None=None, preserve_prior:bool|str=False, # as in `geotter`
                         )->tuple:               # (OT plan P, final plan T, cost transported), torch tensors
     "GeoTTER's steps 3-4: transport of the cost to the prior, then graph smoothing (keeping the class totals if asked)."
-    mode, ot_kw = _check_options(preserve_prior, solver, reg, rho)
+    mode, ot_kw = check_transport_options(preserve_prior, solver, reg, rho)
     check_scalar(alpha, 'alpha', low=0, high=1); check_int(steps, 'steps', low=0)
     Ct = check_cost(C)
-    P, T, Ct, _, _ = _transport_smooth(Ct, check_prior(prior, Ct.shape[1], device=Ct.device), graph, alpha, steps, mode, ot_kw)
+    P, T, Ct, _, _ = transport_and_smooth_trusted(Ct, check_prior(prior, Ct.shape[1], device=Ct.device), graph, alpha, steps, mode, ot_kw)
     return P, T, Ct
 
 # %% ../nbs/11_pipeline.ipynb #b4cc83e2
-def _result(ref, P, T, C, config:dict, ot, timings:dict, prior=None)->GeoTTERResult:
-    "The result: dense arrays like `ref`, or (chunked) the sparse plans, their row-wise argmax and the certificate."
+def geotter_result_trusted(ref, P, T, C, config:dict, ot, timings:dict, prior=None)->GeoTTERResult:
+    "The `GeoTTERResult` of validated plans (trusted, not checked): dense arrays like `ref`, or (chunked) the sparse plans, their row-wise argmax and the certificate."
     out = lambda t: like_input(t, ref)
     if ot is not None: return GeoTTERResult(like_input(torch.as_tensor(sparse_argmax(T)), ref), T, P, None, config, ot, timings,
                                              None if prior is None else out(prior))
@@ -225,9 +227,9 @@ def _loo_cosines(X:torch.Tensor,        # (b, d) a block of unit rows
     den = sq.sqrt(); eps = 1e-6 * (1 + M.norm(dim=1))[None]
     return torch.where(den > eps, (dots - R) / den.clamp_min(torch.finfo(X.dtype).tiny), 0).clamp(-1, 1)
 
-def _class_mean_logits(X:torch.Tensor, theta:torch.Tensor, plan:torch.Tensor, weight:float, min_mass:float=1.0,
-                       block:int=2**14)->torch.Tensor:
-    "`class_mean_logits` on validated tensors (X unit rows, theta and plan (n, m) of one dtype and device), by blocks of rows."
+def class_mean_logits_trusted(X:torch.Tensor, theta:torch.Tensor, plan:torch.Tensor, weight:float, min_mass:float=1.0,
+                              block:int=2**14)->torch.Tensor:
+    "Trusted kernel of `class_mean_logits` (X unit rows, theta and plan (n, m) of one dtype and device, not checked), by blocks of rows."
     if weight == 0: return theta
     R = plan / plan.sum(1, keepdim=True).clamp_min(torch.finfo(plan.dtype).tiny)
     used = R.sum(0) >= min_mass
@@ -289,7 +291,7 @@ def class_mean_logits(X,                 # (n, d) sample embeddings (any norm)
     P = check_matrix(plan, 'plan', rows=L.shape[0], cols=L.shape[1], dtype=torch.float64, device=L.device)
     if (P < 0).any(): raise ValueError("plan has negative entries; expected a non-negative assignment")
     w = check_scalar(weight, 'weight', low=0); mm = check_scalar(min_mass, 'min_mass', low=0, low_open=True)
-    return like_input(_class_mean_logits(l2_normalize(Xt, 'X'), L, P, w, mm), logits)
+    return like_input(class_mean_logits_trusted(l2_normalize(Xt, 'X'), L, P, w, mm), logits)
 
 # %% ../nbs/11_pipeline.ipynb #67d3b327
 def _check_lists(neighbours, n:int)->torch.Tensor:
@@ -315,7 +317,7 @@ def _chunked_cost(X, Y, prior, neighbours, centres, assignment, cost_temperature
     nu = check_prior(prior, Yn.shape[0], device=Yn.device)
     nb = _check_lists(neighbours, n) if o['alpha'] < 1 and o['steps'] > 0 else None
     cent, z = check_partition(centres, assignment, n, d, ('centres', 'assignment'), dtype, Yn.device)
-    lp = _log_prior(nu, o['prior_weight'], dtype)
+    lp = log_prior_trusted(nu, o['prior_weight'], dtype)
     table = cluster_table(cent, Yn) if o['beta'] else None
     return BlockCost(Yn, o['cost_temperature'], o['beta'], table, z, cent, lp), nu, nb, o
 
@@ -337,9 +339,9 @@ def geotter_chunked(X,                # (n, d) samples: numpy, torch or row-chun
     t0 = time.perf_counter()
     neighbours, centres = renamed(neighbours, neighbors, 'neighbours', 'geotter_chunked'), renamed(centres, centroids, 'centres', 'geotter_chunked')
     cost_temperature = renamed(cost_temperature, temperature, 'cost_temperature', 'geotter_chunked', 0.1)
-    if not (isinstance(X, np.ndarray) or is_tensor(X) or _is_dask(X)): X = check_matrix(X, 'X').numpy()   # rows in memory
+    if not (isinstance(X, np.ndarray) or is_tensor(X) or is_dask(X)): X = check_matrix(X, 'X').numpy()   # rows in memory
     cost, nu, nb, o = _chunked_cost(X, Y, prior, neighbours, centres, assignment, cost_temperature, beta, alpha, steps, prior_weight)
     kw, setup = dict(solver='emd', chunk_rows=chunk_rows, n_candidates=n_candidates, seed=seed), time.perf_counter() - t0
-    P, T, _, ot, secs = _transport_smooth(cost, nu, nb, o['alpha'], o['steps'], None, kw, X=X, smoother=_smooth_lists)
+    P, T, _, ot, secs = transport_and_smooth_trusted(cost, nu, nb, o['alpha'], o['steps'], None, kw, X=X, smoother=smooth_plan_trusted)
     config = dict(o, k=None if nb is None else nb.shape[1], backend='chunked', **{k: v for k, v in kw.items() if k != 'solver'})
-    return _result(X, P, T, None, config, ot, dict(setup_s=setup, **secs))
+    return geotter_result_trusted(X, P, T, None, config, ot, dict(setup_s=setup, **secs))

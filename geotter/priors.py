@@ -15,7 +15,7 @@ from .core import *
 
 # %% auto #0
 __all__ = ['UNKNOWN_RATIO', 'total_variation', 'online_em_prior', 'em_prior', 'confusion_rates', 'bbse_prior', 'RatioEstimate',
-           'estimate_label_ratio']
+           'estimate_label_ratio_trusted', 'estimate_label_ratio']
 
 # %% ../nbs/03_priors.ipynb #0071fb27
 def total_variation(p,                  # (m,) class prior, or 'uniform'
@@ -219,12 +219,12 @@ class RatioEstimate(NamedTuple):
     spread:float       # lambda = (|S|/m)^power, the weight of the uniform ratio on all classes (times gamma outside S)
 
 # %% ../nbs/03_priors.ipynb #3fd25c89
-def _label_ratio(L:torch.Tensor,        # (n, m) checked float64 logits
-                 *, min_count:float=UNKNOWN_RATIO['min_count'], power:float=UNKNOWN_RATIO['power'],
-                 shape:float=UNKNOWN_RATIO['shape'], per_class:float=UNKNOWN_RATIO['per_class'],
-                 max_iter:int=10_000, tol:float=1e-10,
-                )->RatioEstimate:       # tensors
-    "`estimate_label_ratio` on a validated logit tensor: EM, the support, the spread, the target."
+def estimate_label_ratio_trusted(L:torch.Tensor,        # (n, m) checked float64 logits
+                                 *, min_count:float=UNKNOWN_RATIO['min_count'], power:float=UNKNOWN_RATIO['power'],
+                                 shape:float=UNKNOWN_RATIO['shape'], per_class:float=UNKNOWN_RATIO['per_class'],
+                                 max_iter:int=10_000, tol:float=1e-10,
+                                )->RatioEstimate:       # tensors
+    "Trusted kernel of `estimate_label_ratio` (a validated float64 logit tensor): EM, the support, the spread, the target."
     min_count = check_scalar(min_count, 'min_count', low=0); power = check_scalar(power, 'power', low=0)
     shape = check_scalar(shape, 'shape', low=0, high=1); per_class = check_scalar(per_class, 'per_class', low=0, low_open=True)
     n, m = L.shape
@@ -298,5 +298,5 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
     ([True, True, False, False], 0.5)
     """
     L = check_matrix(logits, 'logits', dtype=torch.float64)
-    est = _label_ratio(L, min_count=min_count, power=power, shape=shape, per_class=per_class, max_iter=max_iter, tol=tol)
+    est = estimate_label_ratio_trusted(L, min_count=min_count, power=power, shape=shape, per_class=per_class, max_iter=max_iter, tol=tol)
     return RatioEstimate(like_input(est.target, logits), like_input(est.em, logits), like_input(est.support, logits), est.spread)

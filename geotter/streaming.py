@@ -14,10 +14,10 @@ import torch
 
 from .core import *
 from .transport import otter, DEFAULT_REG
-from .graph import KNN_METHODS, knn_indices, _knn_options, _knn_search
+from .graph import KNN_METHODS, knn_indices, check_knn_options, knn_search_trusted
 from .cluster import kmeans, lloyd, nearest_centres
 from .options import PAPER_DEFAULTS, current_names
-from .pipeline import cluster_table, fused_cost, transport, smooth_plan, _transport, _smooth_lists
+from .pipeline import cluster_table, fused_cost, transport, smooth_plan, transport_trusted, smooth_plan_trusted
 from .priors import UNKNOWN_RATIO, em_prior, online_em_prior
 from .method import prepare
 
@@ -233,10 +233,10 @@ def _warm_start(g:torch.Tensor, C:torch.Tensor, reg:float)->tuple:
 
 def _stream_transport(C, nu, st:StreamState, o:dict, b:int)->tuple:
     "Plan of the window, the class potential to carry, its weight, and the Sinkhorn iterations."
-    if o['solver'] in (None, 'emd'): return _transport(C, nu), None, 0.0, 0
+    if o['solver'] in (None, 'emd'): return transport_trusted(C, nu), None, 0.0, 0
     reg = DEFAULT_REG if o['reg'] is None else o['reg']
     init = _warm_start(st.g, C, reg) if st.g is not None and o['warm_start'] else None
-    P, log = _transport(C, nu, solver='sinkhorn', reg=reg, init=init, log=True)
+    P, log = transport_trusted(C, nu, solver='sinkhorn', reg=reg, init=init, log=True)
     g_b, it = log['g'].to(C.dtype), log['n_iter_total']
     if o['dual'] == 'batch': return P, centre_potential(g_b), float(b), it
     g = average_potential(st.g, st.g_count, g_b, b)
@@ -248,8 +248,8 @@ def _smoothed(P:torch.Tensor, Xzn:torch.Tensor, o:dict)->tuple:
     "The window's plan smoothed over the k-NN graph of its unit rows `Xzn`, and the k used (0: no smoothing)."
     k = min(o['k'], Xzn.shape[0] - 1)
     if not (o['alpha'] < 1 and o['steps'] > 0 and k >= 1): return P, 0
-    lists = _knn_search(Xzn, k, o['include_self'], o['knn_method'], _knn_options(), unit=True).indices   # checked rows, as they are
-    return _smooth_lists(P, lists, o['alpha'], o['steps']), k
+    lists = knn_search_trusted(Xzn, k, o['include_self'], o['knn_method'], check_knn_options(), unit=True).indices   # checked rows, as they are
+    return smooth_plan_trusted(P, lists, o['alpha'], o['steps']), k
 
 def _moved_on(st:StreamState, Xz, Tz, g, w:float, b:int, W:int)->StreamState:
     "The state after the batch: carried potential, bank of the last W window rows, counters."

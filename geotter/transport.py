@@ -14,12 +14,12 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['SOLVERS', 'project_plan', 'solve_ot', 'otter', 'EXACT_SOLVERS', 'HAVE_NUMBA', 'emd', 'DEFAULT_REG', 'DEFAULT_RHO',
-           'sinkhorn', 'sinkhorn_unbalanced']
+__all__ = ['SOLVERS', 'project_plan', 'check_solver', 'solve_ot', 'otter', 'solve_ot_trusted', 'EXACT_SOLVERS', 'HAVE_NUMBA',
+           'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
 
 # %% ../nbs/06_transport.ipynb #a0000002
 from .exact import EXACT_SOLVERS, HAVE_NUMBA, emd
-from .entropic import DEFAULT_REG, DEFAULT_RHO, sinkhorn, sinkhorn_unbalanced, _sinkhorn_checked
+from .entropic import DEFAULT_REG, DEFAULT_RHO, sinkhorn, sinkhorn_unbalanced, sinkhorn_trusted
 from .priors import UNKNOWN_RATIO, estimate_label_ratio
 _all_ = ['EXACT_SOLVERS', 'HAVE_NUMBA', 'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
 
@@ -59,7 +59,7 @@ def _round_plan(P:torch.Tensor,   # (n, m) non-negative plan (e.g. Sinkhorn's)
 # %% ../nbs/06_transport.ipynb #d24a19f5
 SOLVERS = ('emd', 'fast', 'pot', 'sinkhorn', 'unbalanced')
 
-def _check_solver(solver, rho)->str:
+def check_solver(solver, rho)->str:
     "`solver`, if it is one of SOLVERS and `rho` is given only to 'unbalanced'; a `ValueError` otherwise."
     check_choice(solver, 'solver', SOLVERS)
     if rho is not None and solver != 'unbalanced':
@@ -122,10 +122,10 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     """
     C = check_cost(cost)
     nu = check_prior(prior, C.shape[1])
-    _check_solver(solver, rho)
+    check_solver(solver, rho)
     reg = DEFAULT_REG if reg is None else check_scalar(reg, 'reg', low=0, low_open=True)   # checked even where unused
     if solver in ('sinkhorn', 'unbalanced'):                      # the entropic solvers on the checked tensors
-        out = _solve_ot(C, nu, solver, reg=reg, rho=rho, **kw)
+        out = solve_ot_trusted(C, nu, solver, reg=reg, rho=rho, **kw)
         return (like_input(out[0], cost), out[1]) if isinstance(out, tuple) else like_input(out, cost)
     return emd('uniform', nu, cost, solver={'emd': 'auto'}.get(solver, solver), **kw)
 
@@ -194,17 +194,17 @@ def otter(logits,                   # (n, m) zero-shot logits
     return solve_ot(C if is_tensor(logits) else C.numpy(), prior, solver=solver, reg=reg, **kw)   # numpy in, numpy out
 
 # %% ../nbs/06_transport.ipynb #b8048a04
-def _solve_ot(C:torch.Tensor,         # (n, m) checked cost (`check_cost`)
-              nu:torch.Tensor,        # (m,) checked prior (`check_prior`) on C's device
-              solver:str='emd',       # checked with rho (`_check_solver`)
-              reg:float|None=None, rho:float|None=None, **kw, # as in `solve_ot`
-             ):                       # (n, m) plan as a tensor [, log]
-    "`solve_ot` on validated inputs: the same solvers, without a second check of the cost and prior by the entropic ones."
+def solve_ot_trusted(C:torch.Tensor,         # (n, m) checked cost (`check_cost`)
+                     nu:torch.Tensor,        # (m,) checked prior (`check_prior`) on C's device
+                     solver:str='emd',       # checked with rho (`check_solver`)
+                     reg:float|None=None, rho:float|None=None, **kw, # as in `solve_ot`
+                    ):                       # (n, m) plan as a tensor [, log]
+    "Trusted kernel of `solve_ot`: the same solvers on a validated cost and prior, not checked again (by the entropic ones either)."
     reg = DEFAULT_REG if reg is None else reg
     if solver not in ('sinkhorn', 'unbalanced'):
         return emd('uniform', nu, C, solver={'emd': 'auto'}.get(solver, solver), **kw)
     a = torch.full((C.shape[0],), 1.0 / C.shape[0], dtype=torch.float64, device=C.device)   # check_prior's 'uniform'
     rho = math.inf if solver == 'sinkhorn' else DEFAULT_RHO if rho is None else rho
-    out = _sinkhorn_checked(C, a, nu, reg, rho, **kw)
+    out = sinkhorn_trusted(C, a, nu, reg, rho, **kw)
     if rho != math.inf: return out                     # a penalised class marginal: no polytope to round onto
     return (_round_plan(out[0], a, nu), out[1]) if isinstance(out, tuple) else _round_plan(out, a, nu)   # exact class totals

@@ -67,3 +67,46 @@ def test_moved_between_library_modules():
     with pytest.warns(DeprecationWarning, match='geotter.pipeline'):
         assert M.geotter_chunked is P.geotter_chunked
     with pytest.raises(AttributeError): M.run_method
+
+def _private_imports(path:Path, root:Path=ROOT)->list:
+    "The private names (`_x`, not dunders) `path` takes from another geotter module: `from .m import _x`, or `m._x` of a module it imported."
+    me = '.'.join(path.relative_to(root).with_suffix('').parts)
+    pkg = me if path.name == '__init__.py' else me.rpartition('.')[0]
+    me = me.removesuffix('.__init__')
+    private = lambda n: n.startswith('_') and not n.startswith('__')
+    is_module = lambda name: (root / name.replace('.', '/')).with_suffix('.py').exists() or (root / name.replace('.', '/') / '__init__.py').exists()
+    tree, found, modules = ast.parse(path.read_text()), [], {'geotter': 'geotter'}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = importlib.util.resolve_name('.' * node.level + (node.module or ''), pkg) if node.level else node.module
+            if not (base == 'geotter' or base.startswith('geotter.')) or base == me: continue
+            for a in node.names:
+                if is_module(f"{base}.{a.name}"): modules[a.asname or a.name] = f"{base}.{a.name}"   # its attributes: below
+                elif private(a.name): found.append(f"from {base} import {a.name}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith('geotter') and a.asname: modules[a.asname] = a.name
+    for node in ast.walk(tree):                   # `g._x`, `geotter.graph._x`: an attribute of a module
+        if not (isinstance(node, ast.Attribute) and private(node.attr)): continue
+        head, _, rest = ast.unparse(node.value).partition('.')
+        owner = modules.get(head, '') + ('.' + rest if rest else '')
+        if head in modules and owner != me and is_module(owner): found.append(f"{owner}.{node.attr}")
+    return found
+
+def test_no_private_name_crosses_a_module():
+    "No module under geotter/ imports another geotter module's private names: what two layers share is public in the lower one."
+    paths = [p for p in sorted(LIB.rglob('*.py')) if p.name != '_modidx.py']
+    assert len(paths) > 20
+    bad = {str(p.relative_to(LIB)): found for p in paths if (found := _private_imports(p))}
+    assert not bad, f"private names imported across modules: {bad}"
+
+def test_private_import_check_can_fail(tmp_path):
+    "The check above sees both forms, a private name imported from a sibling module and one read as a module's attribute, and no other."
+    pkg = tmp_path / 'geotter'; pkg.mkdir()
+    src = ("from .exact import _ssp, emd\nfrom . import graph as g\nfrom .core import __all__\nimport geotter.core\n"
+           "x = g._smooth\ny = g.knn_search\nz = geotter.core._shape\nw = g.KNNSearch._fields\n")
+    for name in ('exact', 'graph', 'core', '_private'): (pkg / f'{name}.py').write_text('')
+    (pkg / 'probe.py').write_text(src)
+    assert _private_imports(pkg / 'probe.py', tmp_path) == ['from geotter.exact import _ssp', 'geotter.graph._smooth', 'geotter.core._shape']
+    (pkg / 'probe.py').write_text("from ._private import _x\nfrom .probe import _y\n")   # its own private names are its own
+    assert _private_imports(pkg / 'probe.py', tmp_path) == ['from geotter._private import _x']
