@@ -357,17 +357,27 @@ def _w_add(G, j, e, i, q, indptr, cls, cst, sg, both):
 @_njit
 def _w_fill(G, E, j, indptr, cls, cst, sg):
     "Node j's row of W from scratch, over its entries (the transpose is left as it is)."
-    G[0][j] = np.inf
+    Wj = G[0][j]; Wj[:] = np.inf
+    es, eq, nxt = E[0], E[1], E[5]
     e = E[4][j]
     while e >= 0:
-        _w_add(G, j, e, E[0][e], E[1][e], indptr, cls, cst, sg, False)
-        e = E[5][e]
+        i = es[e]; lo, hi = indptr[i], indptr[i + 1]; cij = sg * cst[eq[e]]
+        if cls.shape[0] == 0:                         # every node listed: slot lo + k is node k
+            for p in range(lo, hi):
+                val = sg * cst[p] - cij; w = Wj[p - lo]
+                Wj[p - lo] = val if val < w else w    # a select, not a branch: min(W[j, k], val) as `_w_add` takes it
+        else:
+            for p in range(lo, hi):
+                k = cls[p]; val = sg * cst[p] - cij; w = Wj[k]
+                Wj[k] = val if val < w else w
+        e = nxt[e]
 
 @_njit
 def _w_row(G, E, j, indptr, cls, cst, sg):
     "Node j's arcs from scratch, copied into the transposed graph."
     _w_fill(G, E, j, indptr, cls, cst, sg)
-    G[1][:, j] = G[0][j]
+    W, WT = G
+    for k in range(W.shape[0]): WT[k, j] = W[j, k]
 
 @_njit
 def _transpose(A, AT, bs=32):
