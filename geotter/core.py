@@ -164,8 +164,9 @@ def check_ot_numpy(cost, a, b)->tuple|None:
     "`check_ot_inputs(cost, a, b)` as float64 numpy arrays (C C-contiguous) for valid numpy inputs, computed in numpy; None otherwise."
     if type(cost) is not np.ndarray or cost.ndim != 2 or 0 in cost.shape or cost.dtype not in (np.float32, np.float64): return None
     C = np.ascontiguousarray(cost, dtype=np.float64)
-    with np.errstate(all='ignore'): total = C.sum()
-    if not np.isfinite(total): return None               # NaN, inf, or an overflowing sum: the tensor path decides
+    flat = C.reshape(-1)
+    with np.errstate(all='ignore'): total = flat @ flat  # one BLAS pass, finite exactly when every entry is finite ...
+    if not np.isfinite(total): return None               # ... or overflowing (|C| > 1e154): the tensor path decides
     a, b = _weights_numpy(a, C.shape[0]), _weights_numpy(b, C.shape[1])
     return None if a is None or b is None else (C, a, b)
 
