@@ -4,7 +4,8 @@
     python bench/solvers.py otter    # bench/results/perf_solvers_otter.csv: otter (dense, sparse) vs ot.emd, 50,000 x 1,000
     python bench/solvers.py pot      # bench/results/perf_solvers_pot.csv: sinkhorn / sinkhorn_unbalanced vs POT (torch)
     python bench/solvers.py shapes   # bench/results/perf_solvers_shapes.csv: emd vs ot.emd for n << m, n ~ m, n >> m, priors on
-                                     #   all, some or few classes and label counts, Dirichlet priors at 2000 x 2000 over seeds
+                                     #   all, some or few classes and label counts, Dirichlet priors at 2000 x 2000 and the
+                                     #   few, sparse and counts priors at 64 x 1000 over seeds
     python bench/solvers.py crossover # bench/results/perf_solvers_crossover.csv: our solver and POT's on n x k, n >= k, where each is faster
     python bench/solvers.py start    # bench/results/perf_solvers_start.csv: the exact solver from each start (coordinate ascent, auction, greedy)
 
@@ -100,7 +101,8 @@ PRIORS = ('uniform', 'dirichlet', 'sparse', 'few', 'counts')
 # (n, m, prior, seed, d): more seeds where the solver's margin is smallest, and the 512-d features of CLIP ViT-B
 EXTRA = tuple((2000, 2000, 'dirichlet', s, d) for d in (256, 512) for s in range(1, 5)) + \
         ((2000, 2000, 'dirichlet-0.3', 0, 512), (2000, 2000, 'dirichlet-3', 0, 512), (3000, 3000, 'dirichlet', 0, 512)) + \
-        tuple((64, 1000, 'few', s, d) for d in (256, 512) for s in range(1, 5))
+        tuple((64, 1000, 'few', s, d) for d in (256, 512) for s in range(1, 5)) + \
+        tuple((64, 1000, p, s, 256) for p in ('sparse', 'counts') for s in range(1, 5))
 
 def shape_prior(name, m, labels, rng):
     """The class prior of one benchmark row: on all classes (uniform; Dirichlet(1), or 'dirichlet-c' for Dirichlet(c)),

@@ -14,12 +14,12 @@ import torch
 
 # %% auto #0
 __all__ = ['Array', 'CLIP_TEMPERATURE', 'MAX_LENGTH', 'PROGRESS_WORK', 'THREADS_ENV', 'SMALL_WORK', 'InputTypeError', 'is_tensor',
-           'as_tensor', 'like_input', 'check_matrix', 'check_prior', 'check_cost', 'check_ot_inputs', 'check_scalar',
-           'check_int', 'check_bool', 'check_choice', 'check_type', 'check_sequence', 'check_k', 'l2_normalize',
-           'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax', 'log_softmax',
-           'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'check_labels', 'class_prior',
-           'check_random_state', 'check_progress', 'show_progress', 'progress_bar', 'advance_bar', 'free_cores',
-           'work_threads', 'threads_for', 'Task', 'check_task', 'check_frame']
+           'as_tensor', 'like_input', 'check_matrix', 'check_prior', 'check_cost', 'check_ot_inputs', 'check_ot_numpy',
+           'check_scalar', 'check_int', 'check_bool', 'check_choice', 'check_type', 'check_sequence', 'check_k',
+           'l2_normalize', 'check_temperature', 'check_embeddings', 'cosine_similarity', 'zero_shot_logits', 'softmax',
+           'log_softmax', 'nll_cost', 'cosine_cost', 'predict', 'accuracy', 'balanced_accuracy', 'check_labels',
+           'class_prior', 'check_random_state', 'check_progress', 'show_progress', 'progress_bar', 'advance_bar',
+           'free_cores', 'work_threads', 'threads_for', 'Task', 'check_task', 'check_frame']
 
 # %% ../nbs/00_core.ipynb #302d9a21
 Array = Union[np.ndarray, torch.Tensor]
@@ -148,6 +148,27 @@ def check_ot_inputs(cost, a, b)->tuple:
     "Validated `(C, a, b)`: `C` a finite 2-D float tensor, `a` and `b` float64 probability vectors on C's device."
     C = check_cost(cost)
     return C, check_prior(a, C.shape[0], name='a', device=C.device), check_prior(b, C.shape[1], name='b', device=C.device)
+
+# %% ../nbs/00_core.ipynb #76eb797f
+def _weights_numpy(w, n:int)->np.ndarray|None:
+    "`w` (None, 'uniform' or an (n,) numpy vector) as `check_prior(w, n)` gives it, in numpy; None for anything else or a bad vector."
+    if w is None or (isinstance(w, str) and w == 'uniform'): return np.full(n, 1.0 / n)
+    if type(w) is not np.ndarray or w.shape != (n,) or w.dtype.kind not in 'biuf': return None
+    p = np.array(w, dtype=np.float64)                    # a C-ordered, native float64 copy, as the tensor path makes
+    if not (np.isfinite(p).all() and p.min() >= 0): return None
+    s = torch.from_numpy(p).sum().item()                 # torch's sum (no copy): the bits `check_prior` divides by
+    if abs(s - 1) > 1e-4 and not (s > 0 and (p == np.round(p)).all()): return None
+    return p / s
+
+def check_ot_numpy(cost, a, b)->tuple|None:
+    "`check_ot_inputs(cost, a, b)` as float64 numpy arrays (C C-contiguous) for valid numpy inputs, computed in numpy; None otherwise."
+    if type(cost) is not np.ndarray or cost.ndim != 2 or 0 in cost.shape or cost.dtype not in (np.float32, np.float64): return None
+    C = np.ascontiguousarray(cost, dtype=np.float64)
+    flat = C.reshape(-1)
+    with np.errstate(all='ignore'): total = flat @ flat  # one BLAS pass, finite exactly when every entry is finite ...
+    if not np.isfinite(total): return None               # ... or overflowing (|C| > 1e154): the tensor path decides
+    a, b = _weights_numpy(a, C.shape[0]), _weights_numpy(b, C.shape[1])
+    return None if a is None or b is None else (C, a, b)
 
 # %% ../nbs/00_core.ipynb #83fd553e
 def _kind_name(kind): return {numbers.Integral: 'integer', numbers.Real: 'real number'}.get(kind, getattr(kind, '__name__', str(kind)))

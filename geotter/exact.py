@@ -357,17 +357,27 @@ def _w_add(G, j, e, i, q, indptr, cls, cst, sg, both):
 @_njit
 def _w_fill(G, E, j, indptr, cls, cst, sg):
     "Node j's row of W from scratch, over its entries (the transpose is left as it is)."
-    G[0][j] = np.inf
+    Wj = G[0][j]; Wj[:] = np.inf
+    es, eq, nxt = E[0], E[1], E[5]
     e = E[4][j]
     while e >= 0:
-        _w_add(G, j, e, E[0][e], E[1][e], indptr, cls, cst, sg, False)
-        e = E[5][e]
+        i = es[e]; lo, hi = indptr[i], indptr[i + 1]; cij = sg * cst[eq[e]]
+        if cls.shape[0] == 0:                         # every node listed: slot lo + k is node k
+            for p in range(lo, hi):
+                val = sg * cst[p] - cij; w = Wj[p - lo]
+                Wj[p - lo] = val if val < w else w    # a select, not a branch: min(W[j, k], val) as `_w_add` takes it
+        else:
+            for p in range(lo, hi):
+                k = cls[p]; val = sg * cst[p] - cij; w = Wj[k]
+                Wj[k] = val if val < w else w
+        e = nxt[e]
 
 @_njit
 def _w_row(G, E, j, indptr, cls, cst, sg):
     "Node j's arcs from scratch, copied into the transposed graph."
     _w_fill(G, E, j, indptr, cls, cst, sg)
-    G[1][:, j] = G[0][j]
+    W, WT = G
+    for k in range(W.shape[0]): WT[k, j] = W[j, k]
 
 @_njit
 def _transpose(A, AT, bs=32):
@@ -726,7 +736,7 @@ def _check_fallback(fallback)->str:
 
 def _plan(r, c, x, shape, cost, dtype, device, sparse:bool, G=None):
     "The plan with entries (r, c, x), or dense G, as the caller wants it: dense or sparse, numpy or torch, in `dtype` on `device`."
-    np_dtype = np.float64 if dtype == torch.float64 else torch.empty(0, dtype=dtype).numpy().dtype
+    np_dtype = np.float64 if dtype == torch.float64 else np.float32   # a checked cost is float32 or float64
     if G is not None and not sparse:
         P = G.astype(np_dtype, copy=False)
         return torch.from_numpy(P).to(device) if is_tensor(cost) else P
@@ -788,6 +798,17 @@ def _emd_log(C, a, b, sg, sol, like)->dict:
     cost = float(C[r, c] @ x)
     return dict(cost=cost, u=like(sg * u), v=like(sg * v), dual_violation=float(viol), slackness=float(slack),
                 gap=cost - sg * float(a @ u + b @ v), solver=solver, warning=None, result_code=1)
+
+# %% ../nbs/04_exact.ipynb #de3f217a
+_CPU = torch.device('cpu')
+
+def _emd_inputs(cost, a, b)->tuple:
+    "(C, a, b) validated as float64 numpy arrays (C C-contiguous), and the plan's torch dtype and device."
+    fast = check_ot_numpy(cost, a, b)
+    if fast is not None: return fast + (torch.float32 if cost.dtype == np.float32 else torch.float64, _CPU)
+    C, a, b = check_ot_inputs(cost, a, b)
+    C64 = C.detach().numpy() if C.dtype == torch.float64 and C.device.type == 'cpu' else C.detach().cpu().double().numpy()
+    return C64, a.cpu().numpy(), b.cpu().numpy(), C.dtype, C.device
 
 # %% ../nbs/04_exact.ipynb #9d613fb7
 def _pot_order(a, b):
@@ -881,14 +902,12 @@ def emd(a,                         # (n,) source weights (probabilities or count
     geotter.transport.otter : OTTER, `emd` of the negated logits to a class prior.
     """
     _pot_order(a, b)
-    C, a, b = check_ot_inputs(cost, a, b)
+    C64, a64, b64, dtype, device = _emd_inputs(cost, a, b)
     check_choice(solver, 'solver', EXACT_SOLVERS); sparse, log = check_bool(sparse, 'sparse'), check_bool(log, 'log')
     sg = -1.0 if check_bool(maximize, 'maximize') else 1.0
     max_iter, fallback = check_int(max_iter, 'max_iter', low=1), _check_fallback(fallback)
-    C64 = C.detach().numpy() if C.dtype == torch.float64 and C.device.type == 'cpu' else C.detach().cpu().double().numpy()
-    a64, b64 = a.cpu().numpy(), b.cpu().numpy()           # C is C-contiguous (`check_ot_inputs`)
     sol = _solve(C64, a64, b64, sg, solver, max_iter, fallback, log)
-    P = _plan(*sol[:3], tuple(C.shape), cost, C.dtype, C.device, sparse, sol[6])
+    P = _plan(*sol[:3], C64.shape, cost, dtype, device, sparse, sol[6])
     if not log: return P
-    like = (lambda t: torch.from_numpy(t).to(C.dtype).to(C.device)) if is_tensor(cost) else (lambda t: t)
+    like = (lambda t: torch.from_numpy(t).to(dtype).to(device)) if is_tensor(cost) else (lambda t: t)
     return P, _emd_log(C64, a64, b64, sg, sol, like)

@@ -16,6 +16,8 @@ import scipy.sparse
 import torch
 from hypothesis import given, strategies as st
 
+import geotter.core
+
 from geotter.core import (zero_shot_logits, predict, class_prior, check_int, check_bool, check_scalar, check_temperature,
                           nll_cost, InputTypeError)
 from geotter.baselines import zero_shot, prior_matching, fenchel_prior_matching
@@ -138,6 +140,58 @@ def test_emd_with_a_few_empty_classes(n, seed, kind):
     assert lg['solver'] == 'fast' and (P[:, b == 0] == 0).all()
     certify(P, lg['u'], lg['v'], C, a, b)
     assert abs((P * C).sum() - ref) <= 1e-9 * max(1.0, np.abs(C).max()), ((P * C).sum(), ref)
+
+@given(ot_problems(), st.sampled_from(['float64', 'float32', 'fortran', 'strided']), st.sampled_from(['probabilities', 'counts', 'uniform']),
+       st.sampled_from(EXACT_SOLVERS), st.booleans())
+def test_emd_numpy_path_is_the_tensor_path(prob, layout, weights, solver, maximize):
+    "numpy inputs (validated in numpy, `check_ot_numpy`) and the same values as CPU tensors (validated in torch): the same plan and log, to the bit."
+    C, a, b = prob
+    C = {'float64': C, 'float32': C.astype(np.float32), 'fortran': np.asfortranarray(C),
+         'strided': np.repeat(C, 2, axis=1)[:, ::2]}[layout]
+    if weights == 'counts':                                                      # class counts, normalised by both paths
+        a, b = (np.rint(w * 3 * len(w)).astype(np.int64) for w in (a, b))
+        a[np.argmax(a)] += a.sum() == 0; b[np.argmax(b)] += b.sum() == 0
+    if weights == 'uniform': a = b = 'uniform'
+    assert geotter.core.check_ot_numpy(C, a, b) is not None                      # this call takes the numpy path
+    t = lambda w: w if isinstance(w, str) else torch.from_numpy(w)
+    P, lg = timed(emd, a, b, C, solver=solver, maximize=maximize, log=True)
+    Q, lq = timed(emd, t(a), t(b), t(C), solver=solver, maximize=maximize, log=True)
+    assert isinstance(P, np.ndarray) and P.dtype == C.dtype and P.tobytes() == Q.numpy().tobytes()
+    assert lg['solver'] == lq['solver'] and lg['cost'] == lq['cost']
+    for k in ('u', 'v'):                                                         # duals: float64 for numpy, the cost's dtype for a tensor
+        assert lg[k].dtype == np.float64 and lg[k].astype(lq[k].numpy().dtype).tobytes() == lq[k].numpy().tobytes()
+    S = timed(emd, a, b, C, solver=solver, maximize=maximize, sparse=True)
+    assert (S.toarray() == P).all()
+
+def _corrupt(C, a, b, what, rng):
+    "One argument of a valid problem made invalid: (name of the argument, cost, a, b)."
+    n, m = C.shape; C, a, b = C.copy(), a.copy(), b.copy()
+    i, j = rng.integers(n), rng.integers(m)
+    if what == 'cost-nan': C[i, j] = np.nan
+    elif what == 'cost-inf': C[i, j] = -np.inf
+    elif what == 'cost-1d': C = C[0]
+    elif what == 'cost-empty': C = C[:0]
+    elif what == 'a-short': a = a[1:] if n > 1 else np.r_[a, a]
+    elif what == 'a-negative': a[i] = -0.5
+    elif what == 'a-nan': a[i] = np.nan
+    elif what == 'b-sum': b = b * 0.7                                            # neither probabilities nor counts
+    elif what == 'b-inf': b[j] = np.inf
+    elif what == 'b-2d': b = b[None]
+    elif what == 'b-str': b = 'peaked'
+    elif what == 'b-bool-matrix': b = np.ones((m, 1), bool)
+    return what.split('-')[0], C, a, b
+
+@given(ot_problems(max_side=20), st.sampled_from(['cost-nan', 'cost-inf', 'cost-1d', 'cost-empty', 'a-short', 'a-negative',
+                                                  'a-nan', 'b-sum', 'b-inf', 'b-2d', 'b-str', 'b-bool-matrix']),
+       st.integers(0, 2**31 - 1))
+def test_emd_numpy_path_errors_named(prob, what, seed):
+    "An invalid numpy input is never taken by the numpy path; emd raises the error the tensor path raises, naming the argument."
+    name, C, a, b = _corrupt(*prob, what, np.random.default_rng(seed))
+    assert geotter.core.check_ot_numpy(C, a, b) is None
+    with pytest.raises((ValueError, TypeError)) as got: timed(emd, a, b, C)
+    t = lambda w: w if isinstance(w, str) else torch.from_numpy(np.asarray(w))
+    with pytest.raises((ValueError, TypeError)) as ref: timed(emd, t(a), t(b), t(C))
+    assert str(got.value).startswith(name) and str(got.value) == str(ref.value), (str(got.value), str(ref.value))
 
 @given(ot_problems())
 def test_emd_maximize_is_min_of_negated_cost(prob):
