@@ -110,10 +110,12 @@ def check_matrix(x,                  # candidate (rows, cols) array
     return t
 
 # %% ../nbs/00_core.ipynb #cfa0c249
+_PRIOR_ATOL = 1e-4   # how far from 1 a vector of probabilities may sum (`check_prior`, `check_ot_numpy`)
+
 def check_prior(prior,               # (m,) class prior, or "uniform"/None
                 m:int|None,          # number of classes (None: the length of `prior`, which must then be a vector)
                 name:str='prior',    # argument name used in error messages
-                atol:float=1e-4,     # tolerance on the sum
+                atol:float=_PRIOR_ATOL, # tolerance on the sum
                 device=None,
                )->torch.Tensor:
     r"`prior` as a float64 tensor on the simplex $\Delta^{m-1}$; raises `ValueError` otherwise."
@@ -157,7 +159,7 @@ def _weights_numpy(w, n:int)->np.ndarray|None:
     p = np.array(w, dtype=np.float64)                    # a C-ordered, native float64 copy, as the tensor path makes
     if not (np.isfinite(p).all() and p.min() >= 0): return None
     s = torch.from_numpy(p).sum().item()                 # torch's sum (no copy): the bits `check_prior` divides by
-    if abs(s - 1) > 1e-4 and not (s > 0 and (p == np.round(p)).all()): return None
+    if abs(s - 1) > _PRIOR_ATOL and not (s > 0 and (p == np.round(p)).all()): return None
     return p / s
 
 def check_ot_numpy(cost, a, b)->tuple|None:

@@ -95,7 +95,7 @@ def _scaling_stage(C:torch.Tensor, la:torch.Tensor, lb:torch.Tensor, eps:float, 
         lv_new = kappa * (lb - torch.log(K.T @ lu.exp()))
         if kappa != 1.0: lv_new += (kappa - 1) / eps * g0    # g's damped update, relative to g0
         lv, exact = (lv_new, True) if omega == 1.0 else (torch.lerp(lv, lv_new, omega), False)
-        if max(lu.abs().max().item(), lv.abs().max().item()) > ABSORB:
+        if torch.maximum(lu.abs().max(), lv.abs().max()).item() > ABSORB:   # one sync, not two
             f0, g0 = f0 + eps * lu, g0 + eps * lv
             del K; K, lu, lv = _kernel(C, f0, g0, eps), torch.zeros_like(f0), torch.zeros_like(g0)
     f, g = f0 + eps * lu, g0 + eps * lv
