@@ -110,3 +110,22 @@ def test_private_import_check_can_fail(tmp_path):
     assert _private_imports(pkg / 'probe.py', tmp_path) == ['from geotter.exact import _ssp', 'geotter.graph._smooth', 'geotter.core._shape']
     (pkg / 'probe.py').write_text("from ._private import _x\nfrom .probe import _y\n")   # its own private names are its own
     assert _private_imports(pkg / 'probe.py', tmp_path) == ['from geotter._private import _x']
+
+# a package imported under another name than its distribution's
+_DISTRIBUTION = {'ot': 'pot', 'sklearn': 'scikit-learn', 'PIL': 'pillow', 'yaml': 'pyyaml'}
+
+def _module_level_imports(path:Path)->set:
+    "Top-level packages `path` imports at module level outside a `try` (what `import geotter.x` needs installed)."
+    out = set()
+    for node in ast.parse(path.read_text()).body:             # not ast.walk: imports inside functions are lazy, by design
+        if isinstance(node, ast.Import): out |= {a.name.split('.')[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0: out.add(node.module.split('.')[0])
+    return out - set(sys.stdlib_module_names) - {'geotter', '__future__'}
+
+def test_module_level_imports_are_requirements():
+    "Every package a module of geotter/ imports at module level is in settings.ini's `requirements` (`pip install .`)."
+    line = next(l for l in (ROOT / 'settings.ini').read_text().splitlines() if l.startswith('requirements ='))
+    required = {r.split('>')[0].split('<')[0].split('=')[0].split('[')[0].lower() for r in line.split('=', 1)[1].split()}
+    for path in sorted(LIB.rglob('*.py')):
+        missing = {_DISTRIBUTION.get(m, m).lower() for m in _module_level_imports(path)} - required
+        assert not missing, f"{path.relative_to(ROOT)} imports {sorted(missing)} at module level; add them to settings.ini's requirements"
