@@ -23,7 +23,7 @@ _EXPORTS = {
     'baselines': ('zero_shot', 'prior_matching', 'fenchel_prior_matching'),
     'exact': ('emd',), 'entropic': ('sinkhorn', 'sinkhorn_unbalanced'), 'transport': ('otter',),
     'priors': ('estimate_label_ratio', 'RatioEstimate', 'em_prior', 'bbse_prior'),
-    'pipeline': ('GeoTTERResult',), 'method': ('geotter', 'prepare', 'Prepared'),
+    'pipeline': ('GeoTTERResult',), 'batchmodel': ('batch_model', 'BatchModel'), 'method': ('geotter', 'prepare', 'Prepared'),
     'peers': ('transclip_zs', 'zlap', 'stata', 'moon', 'tda'), 'labelfree': ('label_free_predict',), 'streaming': ('StreamingGeoTTER',),
     'data': ('load_task', 'load_embeddings', 'extract'), 'options': ('GeometryOptions', 'AdaptOptions'),
 }
