@@ -301,7 +301,9 @@ def adapt(self:Prepared,
     prior_weight : float, default 0
         $\lambda$ of $\lambda\log\nu$ added to the logits (the reference code uses 1).
     beta, k : optional
-        Overrides of the prepared cluster-cost weight and neighbourhood size (the partition and lists are reused).
+        Overrides of the prepared cluster-cost weight and neighbourhood size (the partition and lists are reused). A
+        `k` above n - 1, here or given to `prepare`, is used as n - 1: the cap declared with the option
+        (`geotter.options.capped`), which the command line applies too.
     refine : float >= 0 or None
         Weight $w$ of `class_mean_logits` in a second pass on the first pass's smoothed plan (0: one pass, the
         paper's method). None: for prior=None `UNKNOWN_RATIO['refine']` = 1 times $\min(1,\log_2(n/64)/4)^+$ (none
