@@ -16,7 +16,7 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['EXACT_SOLVERS', 'EMD_FALLBACK_ENV', 'ssp_trusted', 'emd']
+__all__ = ['EXACT_SOLVERS', 'EMD_FALLBACK_ENV', 'ssp_trusted', 'emd', 'emd_trusted']
 
 # %% ../nbs/04_exact.ipynb #8600a6ad
 def _pot_warm_starts()->bool:
@@ -799,16 +799,28 @@ def _emd_log(C, a, b, sg, sol, like)->dict:
     return dict(cost=cost, u=like(sg * u), v=like(sg * v), dual_violation=float(viol), slackness=float(slack),
                 gap=cost - sg * float(a @ u + b @ v), solver=solver, warning=None, result_code=1)
 
+def _emd_solved(C, a, b, cost, dtype, device, solver, max_iter, sparse, sg, log, fallback):
+    "The plan (and log) of the validated float64 problem (C, a, b), in the type of `cost`, in `dtype` on `device`."
+    sol = _solve(C, a, b, sg, solver, max_iter, fallback, log)
+    P = _plan(*sol[:3], C.shape, cost, dtype, device, sparse, sol[6])
+    if not log: return P
+    like = (lambda t: torch.from_numpy(t).to(dtype).to(device)) if is_tensor(cost) else (lambda t: t)
+    return P, _emd_log(C, a, b, sg, sol, like)
+
 # %% ../nbs/04_exact.ipynb #de3f217a
 _CPU = torch.device('cpu')
+
+def _float64_arrays(C:torch.Tensor, a:torch.Tensor, b:torch.Tensor)->tuple:
+    "Checked tensors (C, a, b) as float64 numpy arrays."
+    C64 = C.detach().numpy() if C.dtype == torch.float64 and C.device.type == 'cpu' else C.detach().cpu().double().numpy()
+    return C64, a.cpu().numpy(), b.cpu().numpy()
 
 def _emd_inputs(cost, a, b)->tuple:
     "(C, a, b) validated as float64 numpy arrays (C C-contiguous), and the plan's torch dtype and device."
     fast = check_ot_numpy(cost, a, b)
     if fast is not None: return fast + (torch.float32 if cost.dtype == np.float32 else torch.float64, _CPU)
     C, a, b = check_ot_inputs(cost, a, b)
-    C64 = C.detach().numpy() if C.dtype == torch.float64 and C.device.type == 'cpu' else C.detach().cpu().double().numpy()
-    return C64, a.cpu().numpy(), b.cpu().numpy(), C.dtype, C.device
+    return _float64_arrays(C, a, b) + (C.dtype, C.device)
 
 # %% ../nbs/04_exact.ipynb #9d613fb7
 def _pot_order(a, b):
@@ -906,8 +918,16 @@ def emd(a,                         # (n,) source weights (probabilities or count
     check_choice(solver, 'solver', EXACT_SOLVERS); sparse, log = check_bool(sparse, 'sparse'), check_bool(log, 'log')
     sg = -1.0 if check_bool(maximize, 'maximize') else 1.0
     max_iter, fallback = check_int(max_iter, 'max_iter', low=1), _check_fallback(fallback)
-    sol = _solve(C64, a64, b64, sg, solver, max_iter, fallback, log)
-    P = _plan(*sol[:3], C64.shape, cost, dtype, device, sparse, sol[6])
-    if not log: return P
-    like = (lambda t: torch.from_numpy(t).to(dtype).to(device)) if is_tensor(cost) else (lambda t: t)
-    return P, _emd_log(C64, a64, b64, sg, sol, like)
+    return _emd_solved(C64, a64, b64, cost, dtype, device, solver, max_iter, sparse, sg, log, fallback)
+
+# %% ../nbs/04_exact.ipynb #e25a6f1c
+def emd_trusted(a:torch.Tensor,          # (n,) checked float64 source weights on C's device (`check_ot_inputs`)
+                b:torch.Tensor,          # (m,) checked float64 target weights on C's device
+                C:torch.Tensor,          # (n, m) checked cost tensor
+                *, solver:str='auto', max_iter:int=100_000_000, sparse:bool=False, maximize:bool=False, log:bool=False,
+                fallback:str|None=None,  # checked options, as in `emd` (None: GEOTTER_EMD_FALLBACK, read and checked here)
+               ):                        # (n, m) optimal plan tensor [, log dict]
+    "Trusted kernel of `emd`: a validated cost tensor and weights, not checked again."
+    C64, a64, b64 = _float64_arrays(C, a, b)
+    sg = -1.0 if maximize else 1.0
+    return _emd_solved(C64, a64, b64, C, C.dtype, C.device, solver, max_iter, sparse, sg, log, _check_fallback(fallback))

@@ -5,7 +5,7 @@
 # %% ../nbs/13_method.ipynb #27be37a9
 from __future__ import annotations
 import math, time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from fastcore.basics import patch
 
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .core import *
-from .options import (PAPER_DEFAULTS, GeometryOptions, AdaptOptions, BACKENDS, option_names, takes_options, current_names,
+from .options import (PAPER_DEFAULTS, GeometryOptions, AdaptOptions, BACKENDS, option_names, takes_options, current_names, capped,
                              split_options as _split_options)
 from .pipeline import (CHUNKED_SOLVERS, GeoTTERResult, cluster_table, fused_cost, BlockCost, log_prior_trusted,
                               check_transport_options, transport_and_smooth_trusted, smooth_plan_trusted, geotter_result_trusted,
@@ -161,14 +161,18 @@ def prepare(X,                         # (n, d) sample embeddings (or logit feat
     return Prepared(Xn, Yn, theta, config, logits=L, ref=X)
 
 # %% ../nbs/13_method.ipynb #f049d725
+def _neighbour_lists(prep:Prepared, k:int)->torch.Tensor:
+    "(n, k) neighbour lists of a checked k < n, most similar first, from one search for the largest k asked."
+    have, c = prep._memo.get('neighbours'), prep.config
+    if have is None or have.shape[1] < k:
+        have = knn_search_trusted(prep.X, k, c['include_self'], c['knn_method'], check_knn_options(), unit=True).indices
+        prep._memo['neighbours'] = have
+    return have[:, :k]
+
 @patch
 def neighbours(self:Prepared, k:int|None=None)->torch.Tensor:
-    "(n, k) neighbour lists, most similar first, from one search for the largest k asked."
-    k, have, c = self.config['k'] if k is None else check_int(k, 'k', low=1), self._memo.get('neighbours'), self.config
-    if have is None or have.shape[1] < k:
-        have = knn_search_trusted(self.X, check_k(k, self.n), c['include_self'], c['knn_method'], check_knn_options(), unit=True).indices
-        self._memo['neighbours'] = have
-    return have[:, :k]
+    "(n, k) neighbour lists, most similar first, from one search for the largest k asked (1 <= k < n)."
+    return _neighbour_lists(self, check_k(self.config['k'] if k is None else k, self.n))
 
 @patch
 def graph(self:Prepared, k:int|None=None)->torch.Tensor:
@@ -176,86 +180,82 @@ def graph(self:Prepared, k:int|None=None)->torch.Tensor:
     return neighbour_graph_trusted(self.neighbours(k), self.X.dtype)
 
 # %% ../nbs/13_method.ipynb #d7b9d166
-@patch
-def _fused(self:Prepared, nu:torch.Tensor, beta:float, prior_weight:float, theta:torch.Tensor|None=None):
-    "Steps 1-2 for a prior: the dense fused cost (of `theta` if given, else the prepared one), or (chunked) its `BlockCost`."
-    lp = log_prior_trusted(nu, prior_weight, self.X.dtype)
-    table, z = (self.cluster_table, self.clusters) if beta else (None, None)
-    if self.backend == 'dense': return fused_cost(self.theta if theta is None else theta, beta, table, z, lp)
-    return BlockCost(self.Y, self.config['cost_temperature'], beta, table, z, log_prior=lp, theta=self.theta, unit_rows=True)
+def _fused(prep:Prepared, nu:torch.Tensor, beta:float, prior_weight:float, theta:torch.Tensor|None=None):
+    "Steps 1-2 for a checked prior: the dense fused cost (of `theta` if given, else the prepared one), or (chunked) its `BlockCost`."
+    lp = log_prior_trusted(nu, prior_weight, prep.X.dtype)
+    table, z = (prep.cluster_table, prep.clusters) if beta else (None, None)
+    if prep.backend == 'dense': return fused_cost(prep.theta if theta is None else theta, beta, table, z, lp)
+    return BlockCost(prep.Y, prep.config['cost_temperature'], beta, table, z, log_prior=lp, theta=prep.theta, unit_rows=True)
 
-@patch
-def _auto_beta(self:Prepared)->float:
+def _auto_beta(prep:Prepared)->float:
     "The data-driven beta of the batch (Sec. 5.3, `geotter.noise`), computed once on its k-means partition."
-    c = self.config
-    return self._once('auto_beta', lambda: data_driven_defaults(
-        self.X, self.Y, self.logits, k=c['k'], cost_temperature=c['cost_temperature'],
-        n_clusters=c['n_clusters'], seed=c['seed'], n_init=c['n_init'], partition=self.partition)['beta'])
+    c = prep.config
+    return prep._once('auto_beta', lambda: data_driven_defaults(
+        prep.X, prep.Y, prep.logits, k=c['k'], cost_temperature=c['cost_temperature'],
+        n_clusters=c['n_clusters'], seed=c['seed'], n_init=c['n_init'], partition=prep.partition)['beta'])
 
 @patch
 def cost(self:Prepared, prior='uniform', *, beta=None, prior_weight:float=0.0)->torch.Tensor:
     "The fused cost (n, m) for `prior` (used only through `prior_weight`); on the chunked backend it forms the n x m matrix."
-    beta = _weight(self.config['beta'] if beta is None else beta, 'beta', self._auto_beta)
-    C = self._fused(check_prior(prior, self.m, device=self.X.device), beta, check_scalar(prior_weight, 'prior_weight'))
+    beta = _weight(self.config['beta'] if beta is None else beta, 'beta', lambda: _auto_beta(self))
+    C = _fused(self, check_prior(prior, self.m, device=self.X.device), beta, check_scalar(prior_weight, 'prior_weight'))
     return C(self.X, 0) if isinstance(C, BlockCost) else C
 
 # %% ../nbs/13_method.ipynb #d6d205f0
 @patch(as_prop=True)
 def ratio(self:Prepared)->RatioEstimate:
     "The batch's estimated label ratio (`estimate_label_ratio` on the zero-shot logits theta * T / 0.01; chunked: of `sample_rows`), computed once."
-    return self._once('ratio', lambda: estimate_label_ratio_trusted(self._ratio_logits()))
+    return self._once('ratio', lambda: estimate_label_ratio_trusted(_ratio_logits(self)))
 
-@patch
-def _ratio_logits(self:Prepared)->torch.Tensor:
+def _ratio_logits(prep:Prepared)->torch.Tensor:
     "float64 theta * T / 0.01 (CLIP's scale) of every row, or (chunked) of the seeded sample `sample_rows(n, seed=seed)`."
-    T = self.config['cost_temperature']             # theta * T first: T / 0.01 may overflow even float64
-    if self.backend == 'dense': return self.theta.to(torch.float64) * T / CLIP_TEMPERATURE
-    rows = torch.as_tensor(sample_rows(self.n, seed=self.config['seed']), device=self.X.device)
-    theta = self.theta[rows] if self.theta is not None else self.X[rows] @ self.Y.T / T
+    T = prep.config['cost_temperature']             # theta * T first: T / 0.01 may overflow even float64
+    if prep.backend == 'dense': return prep.theta.to(torch.float64) * T / CLIP_TEMPERATURE
+    rows = torch.as_tensor(sample_rows(prep.n, seed=prep.config['seed']), device=prep.X.device)
+    theta = prep.theta[rows] if prep.theta is not None else prep.X[rows] @ prep.Y.T / T
     return theta.to(torch.float64) * T / CLIP_TEMPERATURE
 
 # %% ../nbs/13_method.ipynb #c5284aeb
+_K_OPTION = {f.name: f for f in fields(AdaptOptions)}['k']      # its cap, n - 1, is the command line's too (`capped`)
+
 def _adapt_options(prep, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)->tuple:
-    "(options of the result's config, smoothing mode, transport keywords): checked, 'auto' resolved."
-    k = min(prep.config['k'] if k is None else check_int(k, 'k', low=1), prep.n - 1)   # a batch of n has n - 1 neighbours
+    "(options of the result's config, smoothing mode, transport keywords) of checked options: 'auto' resolved, k capped."
+    k, _ = capped(_K_OPTION, prep.config['k'] if k is None else k, prep.n)   # a batch of n has n - 1 neighbours
     mode, ot_kw = check_transport_options(preserve_prior, solver, reg, rho)
     beta = prep.config['beta'] if beta is None else beta
     if prep.backend == 'chunked':
         if solver not in CHUNKED_SOLVERS: _refuse_chunked('solver', solver, f"its solvers are {CHUNKED_SOLVERS}")
         if mode is not None: _refuse_chunked('preserve_prior', preserve_prior, "it needs the dense plan or cost")
         if isinstance(beta, str) and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
-    o = dict(beta=_weight(beta, 'beta', prep._auto_beta), k=k, alpha=_weight(alpha, 'alpha', lambda: 1 / (1 + max(k, 1))),
-             steps=check_int(steps, 'steps', low=0), solver=solver, reg=reg, rho=rho, preserve_prior=mode or False,
-             prior_weight=check_scalar(prior_weight, 'prior_weight'))
+    o = dict(beta=_weight(beta, 'beta', lambda: _auto_beta(prep)), k=k, alpha=_weight(alpha, 'alpha', lambda: 1 / (1 + max(k, 1))),
+             steps=steps, solver=solver, reg=reg, rho=rho, preserve_prior=mode or False, prior_weight=prior_weight)
     if prep.backend == 'chunked' and solver == 'unbalanced': ot_kw = dict(ot_kw, seed=prep.config['seed'])  # the ratio's sample
     return o, mode, ot_kw
 
 # %% ../nbs/13_method.ipynb #5b5fa51a
-@patch
-def _target(self:Prepared, prior, solver, reg, rho)->tuple:
+def _target(prep:Prepared, prior, solver, reg, rho)->tuple:
     "(target, solver, reg, rho): the prior given (exact transport by default), or the estimated ratio with a soft class marginal."
-    if prior is not None: return check_prior(prior, self.m, device=self.X.device), 'emd' if solver is None else solver, reg, rho
-    nats = CLIP_TEMPERATURE / self.config['cost_temperature']   # one nat of the zero-shot cost in units of GeoTTER's cost
+    if prior is not None: return check_prior(prior, prep.m, device=prep.X.device), 'emd' if solver is None else solver, reg, rho
+    nats = CLIP_TEMPERATURE / prep.config['cost_temperature']   # one nat of the zero-shot cost in units of GeoTTER's cost
     solver = 'unbalanced' if solver is None else solver
     if solver in ('sinkhorn', 'unbalanced') and reg is None:
         reg = UNKNOWN_RATIO['reg'] * nats
         if not reg >= torch.finfo(torch.float64).tiny:             # a subnormal entropic weight: the potentials overflow
-            T = self.config['cost_temperature']
+            T = prep.config['cost_temperature']
             raise ValueError(f"cost_temperature={T:g} is too large for transport with the ratio unknown: its entropic weight, "
                              f"{UNKNOWN_RATIO['reg']:g} nats of the zero-shot cost = {reg:.3g}, underflows float64; expected "
                              f"cost_temperature <= {UNKNOWN_RATIO['reg'] * CLIP_TEMPERATURE / torch.finfo(torch.float64).tiny:.3g}, or pass reg")
     if solver == 'unbalanced' and rho is None: rho = UNKNOWN_RATIO['rho'] * nats
-    return self.ratio.target.to(self.X.device), solver, reg, rho
+    return prep.ratio.target.to(prep.X.device), solver, reg, rho
 
-@patch
-def _refine(self:Prepared, prior, refine)->float:
+def _refine(prep:Prepared, prior, refine)->float:
     "The weight of the second pass: `refine` checked, or its default (for prior=None UNKNOWN_RATIO's, ramped with n; else 0)."
     if refine is None:
-        if prior is not None or self.backend == 'chunked': return 0.0
+        if prior is not None or prep.backend == 'chunked': return 0.0
         small, large = UNKNOWN_RATIO['refine_batch']          # no weight up to `small` samples, all of it from `large`
-        return UNKNOWN_RATIO['refine'] * min(1.0, max(0.0, math.log(self.n / small) / math.log(large / small)))
+        return UNKNOWN_RATIO['refine'] * min(1.0, max(0.0, math.log(prep.n / small) / math.log(large / small)))
     w = check_scalar(refine, 'refine', low=0)
-    if w and self.backend == 'chunked': _refuse_chunked('refine', refine, "the class means need the dense plan; pass 0")
+    if w and prep.backend == 'chunked': _refuse_chunked('refine', refine, "the class means need the dense plan; pass 0")
     return w
 
 # %% ../nbs/13_method.ipynb #6e99ced0
@@ -301,7 +301,9 @@ def adapt(self:Prepared,
     prior_weight : float, default 0
         $\lambda$ of $\lambda\log\nu$ added to the logits (the reference code uses 1).
     beta, k : optional
-        Overrides of the prepared cluster-cost weight and neighbourhood size (the partition and lists are reused).
+        Overrides of the prepared cluster-cost weight and neighbourhood size (the partition and lists are reused). A
+        `k` above n - 1, here or given to `prepare`, is used as n - 1: the cap declared with the option
+        (`geotter.options.capped`), which the command line applies too.
     refine : float >= 0 or None
         Weight $w$ of `class_mean_logits` in a second pass on the first pass's smoothed plan (0: one pass, the
         paper's method). None: for prior=None `UNKNOWN_RATIO['refine']` = 1 times $\min(1,\log_2(n/64)/4)^+$ (none
@@ -331,22 +333,21 @@ def adapt(self:Prepared,
     ('unbalanced', 1.0)
     """
     a = AdaptOptions(**_split_options(options, AdaptOptions, caller='adapt')[0])    # each option checked, by name
-    with threads_for(self.n * self.m * self.X.shape[1]): return self._adapted(prior, a)   # one thread on small or busy cores
+    with threads_for(self.n * self.m * self.X.shape[1]): return _adapted(self, prior, a)   # one thread on small or busy cores
 
-@patch
-def _adapted(self:Prepared, prior, a:AdaptOptions)->GeoTTERResult:
-    "`adapt` for checked options."
-    nu, solver, reg, rho = self._target(prior, a.solver, a.reg, a.rho)
-    o, mode, ot_kw = _adapt_options(self, a.alpha, a.steps, solver, reg, rho, a.preserve_prior, a.prior_weight, a.beta, a.k)
-    o['refine'] = self._refine(prior, a.refine)
-    graph = self.neighbours(o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
-    passes = lambda theta: transport_and_smooth_trusted(self._fused(nu, o['beta'], o['prior_weight'], theta), nu, graph, o['alpha'],
-                                             o['steps'], mode, ot_kw, X=self.X, smoother=smooth_plan_trusted)
-    P, T, C, ot, secs = passes(self.theta)
+def _adapted(prep:Prepared, prior, a:AdaptOptions)->GeoTTERResult:
+    "`adapt` for checked options: the prior checked once (`_target`), every step after it trusted."
+    nu, solver, reg, rho = _target(prep, prior, a.solver, a.reg, a.rho)
+    o, mode, ot_kw = _adapt_options(prep, a.alpha, a.steps, solver, reg, rho, a.preserve_prior, a.prior_weight, a.beta, a.k)
+    o['refine'] = _refine(prep, prior, a.refine)
+    graph = _neighbour_lists(prep, o['k']) if o['alpha'] < 1 and o['steps'] > 0 and o['k'] >= 1 else None
+    passes = lambda theta: transport_and_smooth_trusted(_fused(prep, nu, o['beta'], o['prior_weight'], theta), nu, graph, o['alpha'],
+                                             o['steps'], mode, ot_kw, X=prep.X, smoother=smooth_plan_trusted)
+    P, T, C, ot, secs = passes(prep.theta)
     if o['refine']:                                    # the second pass, on the batch's class means (dense backend)
-        P, T, C, ot, again = passes(class_mean_logits_trusted(self.X, self.theta, T, o['refine']))
+        P, T, C, ot, again = passes(class_mean_logits_trusted(prep.X, prep.theta, T, o['refine']))
         secs = {key: secs[key] + again[key] for key in secs}
-    return geotter_result_trusted(self.ref, P, T, C, dict(self.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
+    return geotter_result_trusted(prep.ref, P, T, C, dict(prep.config, **o, prior='estimated' if prior is None else 'given'), ot, secs, nu)
 
 # %% ../nbs/13_method.ipynb #a8a40592
 GEOMETRY_OPTIONS = option_names(GeometryOptions) + ('logits',)      # `prepare`'s keyword arguments

@@ -129,10 +129,10 @@ def _check_block(solver:str, X, cost:BlockCost):
 
 def transport_trusted(C,                         # (n, m) checked cost tensor, or a `BlockCost`
                       nu:torch.Tensor,           # (m,) checked prior on C's device
-                      *, X=None, solver:str='emd', reg:float|None=None, rho:float|None=None, **kw, # as in `transport`
+                      *, X=None, solver:str='emd', reg:float|None=None, rho:float|None=None, **kw, # as in `transport`, checked
                      ):                          # dense plan tensor, or a `SparsePlan`
     "Trusted kernel of `transport` (a validated cost and prior, not checked again): `solve_ot_trusted` on a dense cost, `sparse_ot` or `sparse_semi_relaxed` on a block cost."
-    if not isinstance(C, BlockCost): return solve_ot_trusted(C, nu, check_solver(solver, rho), reg=reg, rho=rho, **kw)
+    if not isinstance(C, BlockCost): return solve_ot_trusted(C, nu, solver, reg=reg, rho=rho, **kw)
     if solver == 'emd': return sparse_ot(X, C, nu.cpu().numpy(), **kw)
     return sparse_semi_relaxed(X, C, nu.cpu().numpy(), reg=DEFAULT_REG if reg is None else reg,
                                rho=DEFAULT_RHO if rho is None else rho, **kw)
@@ -164,11 +164,10 @@ def smooth_plan_trusted(plan,                   # (n, m) dense tensor plan, or s
 
 # %% ../nbs/11_pipeline.ipynb #d656da4c
 def check_transport_options(preserve_prior, solver:str, reg, rho)->tuple:
-    "The options of `transport_and_smooth_trusted`, checked: the smoothing mode (None, 'project' or 'cost') and the keyword arguments of `transport`."
+    "The options of `transport_and_smooth_trusted`, checked: the smoothing mode (None, 'project' or 'cost') and the keyword arguments of `transport` (`solver` with `rho`: `check_solver`)."
     if not (isinstance(preserve_prior, bool) or preserve_prior in ('project', 'cost')):
         raise ValueError(f"preserve_prior={preserve_prior!r}; expected one of {PRESERVE_PRIOR}")
-    if rho is not None and solver != 'unbalanced':
-        raise ValueError(f"rho={rho!r} was given with solver={solver!r}; rho is used only by solver='unbalanced'")
+    check_solver(solver, rho)
     mode = 'project' if preserve_prior is True else (preserve_prior or None)
     kw = dict(solver=solver) if reg is None else dict(solver=solver, reg=check_scalar(reg, 'reg', low=0, low_open=True))
     return mode, kw if rho is None else dict(kw, rho=rho)

@@ -18,7 +18,7 @@ __all__ = ['SOLVERS', 'project_plan', 'check_solver', 'solve_ot', 'otter', 'solv
            'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
 
 # %% ../nbs/06_transport.ipynb #a0000002
-from .exact import EXACT_SOLVERS, HAVE_NUMBA, emd
+from .exact import EXACT_SOLVERS, HAVE_NUMBA, emd, emd_trusted
 from .entropic import DEFAULT_REG, DEFAULT_RHO, sinkhorn, sinkhorn_unbalanced, sinkhorn_trusted
 from .priors import UNKNOWN_RATIO, estimate_label_ratio
 _all_ = ['EXACT_SOLVERS', 'HAVE_NUMBA', 'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
@@ -197,13 +197,13 @@ def otter(logits,                   # (n, m) zero-shot logits
 def solve_ot_trusted(C:torch.Tensor,         # (n, m) checked cost (`check_cost`)
                      nu:torch.Tensor,        # (m,) checked prior (`check_prior`) on C's device
                      solver:str='emd',       # checked with rho (`check_solver`)
-                     reg:float|None=None, rho:float|None=None, **kw, # as in `solve_ot`
+                     reg:float|None=None, rho:float|None=None, **kw, # as in `solve_ot`, checked
                     ):                       # (n, m) plan as a tensor [, log]
-    "Trusted kernel of `solve_ot`: the same solvers on a validated cost and prior, not checked again (by the entropic ones either)."
+    "Trusted kernel of `solve_ot`: the same solvers on a validated cost and prior, not checked again (`emd_trusted`, `sinkhorn_trusted`)."
     reg = DEFAULT_REG if reg is None else reg
-    if solver not in ('sinkhorn', 'unbalanced'):
-        return emd('uniform', nu, C, solver={'emd': 'auto'}.get(solver, solver), **kw)
     a = torch.full((C.shape[0],), 1.0 / C.shape[0], dtype=torch.float64, device=C.device)   # check_prior's 'uniform'
+    if solver not in ('sinkhorn', 'unbalanced'):       # the exact target summing to 1 in float64, as `emd` makes it: its plans to the bit
+        return emd_trusted(a, nu / nu.sum(), C, solver={'emd': 'auto'}.get(solver, solver), **kw)
     rho = math.inf if solver == 'sinkhorn' else DEFAULT_RHO if rho is None else rho
     out = sinkhorn_trusted(C, a, nu, reg, rho, **kw)
     if rho != math.inf: return out                     # a penalised class marginal: no polytope to round onto

@@ -188,13 +188,13 @@ def _record(monkeypatch, fn_name):
 @pytest.mark.parametrize('with_prior', [True, False])
 def test_geotter_validates_its_inputs_once(monkeypatch, with_prior):
     """One `geotter` call checks X and Y once each (`prepare`) and the prior once (`Prepared.adapt`): k-means, the
-    k-NN search, the transport and the smoothing run on the checked tensors. The other calls counted are on purpose:
-    `l2_normalize` of the k-means centres (computed, not input: the cluster cost is 1 - cos(c_k, y_j)), and `emd`'s
-    own check of its weights `a` and `b` (the exact solver, called on the pipeline's tensors)."""
+    k-NN search, the transport (the exact solver's trusted kernel, `emd_trusted`) and the smoothing run on the checked
+    tensors. The other call counted is on purpose: `l2_normalize` of the k-means centres (computed, not input: the
+    cluster cost is 1 - cos(c_k, y_j))."""
     p = _problem(0)
     matrices, norms, priors = (_record(monkeypatch, f) for f in ('check_matrix', 'l2_normalize', 'check_prior'))
     res = g.geotter(p['X'], p['Y'], p['prior'] if with_prior else None, k=3)
     assert matrices == ['X', 'Y']
     assert norms == ['X', 'Y', 'centres']
-    assert priors == (['prior', 'a', 'b'] if with_prior else [])      # prior=None: estimated, soft marginal (no emd)
+    assert priors == (['prior'] if with_prior else [])               # prior=None: estimated, soft marginal
     assert res.plan.shape == (N, M)
