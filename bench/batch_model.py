@@ -4,6 +4,9 @@ zero-shot, with the label ratio unknown, on the development tasks (the full test
     python bench/batch_model.py [--tasks NAME ...] [--small 10] [--large 5] [--cache DIR]
         # bench/results/batch_model_mean.csv (mean accuracy % over tasks per scenario and method), batch_model_worst.csv
         # (each method's worst task against zero-shot) and batch_model_time.csv (median seconds per batch)
+    python bench/batch_model.py --loto ...
+        # bench/results/batch_model_loto.csv: the smoothing's alpha (0.3, 0.5, 0.7, 0.85) chosen by mean accuracy leaving
+        # one source out (`geotter.studies.ratio.loto`), reported on the source left out
 
 Tasks: `geotter.studies.ratio.DEV_TASKS` whose data are here. Batches: `geotter.studies.ratio.batch_scenarios` (10
 batches per B=64 scenario, 5 per B=1000 scenario, seeded; the draws of bench/realistic.py and bench/peers.py), one
@@ -42,7 +45,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--tasks', nargs='*', default=None); ap.add_argument('--small', type=int, default=10)
     ap.add_argument('--large', type=int, default=5); ap.add_argument('--cache', default=None)
+    ap.add_argument('--loto', action='store_true', help="leave-one-source-out choice of the smoothing's alpha")
     a = ap.parse_args(argv)
+    if a.loto: return choose_alpha(available(a.tasks or DEV_TASKS), a)
     methods = {m: HARNESS_METHODS[m] for m in ('zs', 'stata', 'moon', 'transclip-zs', 'geotter')}
     methods['batch-model'] = versioned(model_labels, '2')
     runs = evaluate(methods, available(a.tasks or DEV_TASKS), n_small=a.small, n_large=a.large, out=a.cache, progress=False)
@@ -52,6 +57,21 @@ def main(argv=None):
     worst.round(2).join(where.add_suffix(' task')).to_csv(OUT / 'batch_model_worst.csv')
     time_table(runs).to_csv(OUT / 'batch_model_time.csv')
     print(mean_table(runs).round(2).to_string()); print(worst.round(2).to_string())
+
+
+ALPHAS = (0.3, 0.5, 0.7, 0.85)
+
+
+def choose_alpha(tasks, a):
+    "The leave-one-source-out choice of `alpha` among ALPHAS (by mean accuracy), reported on each source left out."
+    from functools import partial
+    from geotter.studies.ratio import loto
+    grid = {f'alpha={x}': versioned(partial(model_labels, alpha=x), '2') for x in ALPHAS}
+    runs = evaluate({'zs': HARNESS_METHODS['zs'], **grid}, tasks, n_small=a.small, n_large=a.large, out=a.cache, progress=False)
+    choices, per_task, summary = loto(runs, list(grid), reference='zs')
+    summary['chosen (per source left out)'] = ', '.join(f'{g}: {c}' for g, c in choices.items())
+    OUT.mkdir(exist_ok=True); summary.round(2).to_csv(OUT / 'batch_model_loto.csv')
+    print(summary.round(2).to_string())
 
 
 if __name__ == '__main__':

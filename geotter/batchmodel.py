@@ -34,7 +34,7 @@ class BatchModel(NamedTuple):
 def gap_anchors(F:torch.Tensor,       # (n, d) unit sample embeddings
                 T:torch.Tensor,       # (m, d) unit class embeddings
                )->torch.Tensor:       # (m, d) unit anchors a_k
-    "The class embeddings moved across the modality gap, $a_k\propto y_k+\bar x-\bar y$ (unit rows; $y_k$ itself if that sum vanishes)."
+    r"The class embeddings moved across the modality gap, $a_k\propto y_k+\bar x-\bar y$ (unit rows; $y_k$ itself if that sum vanishes)."
     A = T + (F.mean(0) - T.mean(0))
     norm = A.norm(dim=1, keepdim=True)
     return torch.where(norm > 1e-12, A / norm.clamp_min(1e-300), T)
@@ -54,7 +54,7 @@ def evidence_smoother(F:torch.Tensor, # (n, d) unit sample embeddings
                       n_clusters:int, # k-means clusters (used when beta > 0)
                       seed:int,
                      ):               # G: (n, p) -> (n, p), linear in its argument
-    "The linear smoothing $G$ of per-sample quantities: the k-NN mean with weight $1-\\alpha$, then the cluster mean with share $\\beta$."
+    r"The linear smoothing $G$ of per-sample quantities: the k-NN mean with weight $1-\alpha$, then the cluster mean with share $\beta$."
     n = F.shape[0]
     k = min(k, n - 1)
     I = knn_search_trusted(F, k, False, 'auto', check_knn_options(), unit=True).indices if k >= 1 and alpha < 1 else None
