@@ -52,16 +52,16 @@ def _em_inputs(probs, q, q_name:str, count, source_prior, max_iter, tol)->tuple:
     return P / pi.clamp_min(1e-300), q_old, float(count), int(max_iter), tol
 
 # %% ../nbs/03_priors.ipynb #1712d90c
-def _em_step(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->torch.Tensor:
-    "One EM step: (count q_old + q * W^T (1 / W q)) / (count + b), two matrix-vector products; a row that q gives no mass counts as normalize(W_i)."
-    s = W @ q                                               # <W_i, q>: the responsibilities' normalisers
+def _em_step(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float, s:torch.Tensor|None=None)->torch.Tensor:
+    "One EM step: (count q_old + q * W^T (1 / W q)) / (count + b), two matrix-vector products (one if `s` = W q is given); a row that q gives no mass counts as normalize(W_i)."
+    s = W @ q if s is None else s                           # <W_i, q>: the responsibilities' normalisers
     if (s > 0).all(): R = q * (W.T @ (1 / s))               # = sum_i W_i * q / <W_i, q>, with no (b, m) temporary
     else: R = q * (W.T @ torch.where(s > 0, 1 / s.clamp_min(1e-300), 0.0)) + W.T @ torch.where(s > 0, 0.0, 1 / W.sum(1))
     return (count * q_old + R) / (count + W.shape[0])       # every row keeps its mass
 
-def _em_objective(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->float:
-    "The log-likelihood EM increases: sum_i log <W_i, q> + count <q_old, log q>."
-    ll = torch.log((W @ q).clamp_min(1e-300)).sum()
+def _em_objective(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float, s:torch.Tensor|None=None)->float:
+    "The log-likelihood EM increases: sum_i log <W_i, q> + count <q_old, log q> (`s`: W q if already computed)."
+    ll = torch.log((W @ q if s is None else s).clamp_min(1e-300)).sum()
     return float(ll + count * (q_old * torch.log(q.clamp_min(1e-300))).sum()) if count else float(ll)
 
 def _squarem_point(q:torch.Tensor, r:torch.Tensor, v:torch.Tensor, q2:torch.Tensor)->torch.Tensor|None:
@@ -74,15 +74,16 @@ def _squarem_point(q:torch.Tensor, r:torch.Tensor, v:torch.Tensor, q2:torch.Tens
 
 def _em_fixed_point(W:torch.Tensor, q_old:torch.Tensor, count:float, max_iter:int, tol:float)->torch.Tensor:
     "EM steps from q_old until the L1 change is <= tol, accelerated by SQUAREM with a monotone safeguard; max_iter counts steps."
-    q, steps = q_old.clone(), 0
+    q, steps, s = q_old.clone(), 0, None      # s: W q when the safeguard has computed it
     while steps < max_iter:
-        q1 = _em_step(W, q, q_old, count); steps += 1
+        q1 = _em_step(W, q, q_old, count, s); steps += 1
         if (q1 - q).abs().sum().item() <= tol: return q1
         q2 = _em_step(W, q1, q_old, count); steps += 1
         q_ext = _squarem_point(q, q1 - q, q2 - 2 * q1 + q, q2)
-        if q_ext is None: q = q2; continue
+        if q_ext is None: q, s = q2, None; continue
         q_acc = _em_step(W, q_ext, q_old, count); steps += 1
-        q = q_acc if _em_objective(W, q_acc, q_old, count) >= _em_objective(W, q2, q_old, count) else q2
+        s_acc, s2 = W @ q_acc, W @ q2                         # the objectives' products, reused by the next step
+        q, s = (q_acc, s_acc) if _em_objective(W, q_acc, q_old, count, s_acc) >= _em_objective(W, q2, q_old, count, s2) else (q2, s2)
     warnings.warn(f"EM for the class prior did not converge in max_iter={max_iter} iterations (tol={tol:g}); increase max_iter")
     return q
 
