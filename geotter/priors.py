@@ -14,8 +14,8 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['UNKNOWN_RATIO', 'total_variation', 'online_em_prior', 'em_prior', 'confusion_rates', 'bbse_prior', 'RatioEstimate',
-           'estimate_label_ratio_trusted', 'estimate_label_ratio']
+__all__ = ['UNKNOWN_RATIO', 'RATIO_EM_TOL', 'total_variation', 'online_em_prior', 'em_prior', 'confusion_rates', 'bbse_prior',
+           'RatioEstimate', 'estimate_label_ratio_trusted', 'estimate_label_ratio']
 
 # %% ../nbs/03_priors.ipynb #0071fb27
 def total_variation(p,                  # (m,) class prior, or 'uniform'
@@ -211,6 +211,7 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
 # %% ../nbs/03_priors.ipynb #5dc66a53
 UNKNOWN_RATIO = dict(min_count=0.5, power=1.0, shape=0.75, per_class=20.0, rho=2.5, reg=0.1,   # frozen; rho, reg in nats of the zero-shot cost
                      refine=1.0, refine_batch=(64, 1024))   # GeoTTER's second pass (`class_mean_logits`): weight, ramped from 0 to it over these batch sizes
+RATIO_EM_TOL = 1e-8    # EM's tolerance (L1 change of a step) in the estimate: the target moves by at most as much
 
 class RatioEstimate(NamedTuple):
     "A batch's estimated label ratio: the transport target, EM's estimate, the classes taken as present, lambda."
@@ -223,7 +224,7 @@ class RatioEstimate(NamedTuple):
 def estimate_label_ratio_trusted(L:torch.Tensor,        # (n, m) checked float64 logits
                                  *, min_count:float=UNKNOWN_RATIO['min_count'], power:float=UNKNOWN_RATIO['power'],
                                  shape:float=UNKNOWN_RATIO['shape'], per_class:float=UNKNOWN_RATIO['per_class'],
-                                 max_iter:int=10_000, tol:float=1e-10,
+                                 max_iter:int=10_000, tol:float=RATIO_EM_TOL,
                                 )->RatioEstimate:       # tensors
     "Trusted kernel of `estimate_label_ratio` (a validated float64 logit tensor): EM, the support, the spread, the target."
     min_count = check_scalar(min_count, 'min_count', low=0); power = check_scalar(power, 'power', low=0)
@@ -246,7 +247,7 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
                          shape:float=UNKNOWN_RATIO['shape'],         # weight of EM's shape against the uniform ratio on S
                          per_class:float=UNKNOWN_RATIO['per_class'], # samples per class of S beyond which absences count
                          max_iter:int=10_000,              # EM steps at most
-                         tol:float=1e-10,                  # EM tolerance (L1 change)
+                         tol:float=RATIO_EM_TOL,           # EM tolerance (L1 change of a step)
                         )->RatioEstimate:
     r"""The label ratio of an unlabelled batch, robust to miscalibration, imbalance and absent classes.
 
@@ -274,7 +275,8 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
         $c$: while the batch holds at most $c$ samples per class of $S$ ($n\le c|S|$) the classes outside $S$ keep
         their uniform share; beyond, it falls as $c|S|/n$ (EM giving a class no mass means more in a large batch).
     max_iter, tol : int, float
-        EM's budget and tolerance (`em_prior`).
+        EM's budget and tolerance (`em_prior`); tol defaults to `RATIO_EM_TOL` = 1e-8, far below what the
+        transport onto the target resolves.
 
     Returns
     -------
