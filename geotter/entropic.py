@@ -14,7 +14,7 @@ from .core import *
 from .options import DEFAULT_REG, DEFAULT_RHO
 
 # %% auto #0
-__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'sinkhorn', 'sinkhorn_unbalanced', 'sinkhorn_trusted']
+__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'CARRY', 'sinkhorn', 'sinkhorn_unbalanced', 'sinkhorn_trusted']
 
 # %% ../nbs/05_entropic.ipynb #b6864fab
 def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
@@ -72,10 +72,12 @@ def _kernel(C:torch.Tensor, f:torch.Tensor, g:torch.Tensor, eps:float)->torch.Te
 
 def _scaling_stage(C:torch.Tensor, la:torch.Tensor, lb:torch.Tensor, eps:float, f:torch.Tensor, g:torch.Tensor,
                    max_iter:int, tol:float, kappa:float=1.0, relax:bool=True,
-                  ):                 # (f, g, row-marginal L1 error, iterations) as `_sinkhorn_stage`, or None
+                   K:torch.Tensor|None=None, # the kernel `_kernel(C, f, g, eps)` if already formed (overwritten)
+                   keep:bool=False,          # also return the kernel of the returned potentials (K scaled in place)
+                  ):                 # (f, g, row-marginal L1 error, iterations[, kernel]), f and g in float64, or None
     "`_sinkhorn_stage`'s iterations on scalings of a float64 kernel (two matrix-vector products each); None if the kernel cannot hold them."
     f0, g0, la, lb = f.to(torch.float64), g.to(torch.float64), la.to(torch.float64), lb.to(torch.float64)
-    K, a = _kernel(C, f0, g0, eps), la.exp()
+    K, a = _kernel(C, f0, g0, eps) if K is None else K, la.exp()
     lu, lv = torch.zeros_like(f0), torch.zeros_like(g0)      # log scalings: f = f0 + eps lu, g = g0 + eps lv
     omega = _overrelaxation(kappa) if relax else 1.0
     best, stall, exact, done, err, it = (math.inf, f0, g0), 0, False, False, math.inf, 0
@@ -100,7 +102,8 @@ def _scaling_stage(C:torch.Tensor, la:torch.Tensor, lb:torch.Tensor, eps:float, 
             del K; K, lu, lv = _kernel(C, f0, g0, eps), torch.zeros_like(f0), torch.zeros_like(g0)
     f, g = f0 + eps * lu, g0 + eps * lv
     if not (torch.isfinite(f).all() and torch.isfinite(g).all()): return None
-    return f.to(C.dtype), g.to(C.dtype), err, it - 1 if done else it
+    out = (f, g, err, it - 1 if done else it)
+    return out + (K.mul_(lu.exp()[:, None]).mul_(lv.exp()[None, :]),) if keep else out
 
 # %% ../nbs/05_entropic.ipynb #a7e8d3d7
 def _n_stages(eps0:float, reg:float, eps_scaling:float|None)->int:
@@ -108,24 +111,36 @@ def _n_stages(eps0:float, reg:float, eps_scaling:float|None)->int:
     if not eps_scaling or eps0 <= reg * (1 + 1e-6): return 0
     return math.ceil((math.log(eps0) - math.log(reg)) / -math.log(eps_scaling))
 
-def _stage(C, *args, **kw):
-    "One stage of iterations: on the float64 kernel's scalings when it fits (`KERNEL_ENTRIES`) and holds them, else in the log domain."
-    return (C.numel() <= KERNEL_ENTRIES and _scaling_stage(C, *args, **kw)) or _sinkhorn_stage(C, *args, **kw)
+CARRY = 2.0**12        # a kernel is raised to powers while eps has fallen by at most this factor since it was formed from C
+
+def _next_kernel(K:torch.Tensor, power:float)->torch.Tensor:
+    "The kernel at eps / power of the potentials whose kernel at eps is K, in place: K ** power (a square when eps halves)."
+    return K.square_() if power == 2 else K.pow_(power)
+
+def _stage(C, la, lb, eps, f, g, max_iter, tol, kappa=1.0, relax=True, K=None, keep=False):
+    "One stage, (f, g, err, iterations, kernel or None): on the float64 kernel's scalings (`_scaling_stage`) when it fits (`KERNEL_ENTRIES`) and holds them, else in the log domain."
+    out = C.numel() <= KERNEL_ENTRIES and _scaling_stage(C, la, lb, eps, f, g, max_iter, tol, kappa, relax, K=K, keep=keep)
+    if out: return out if keep else out + (None,)
+    return _sinkhorn_stage(C, la, lb, eps, f.to(C.dtype), g.to(C.dtype), max_iter, tol, kappa, relax) + (None,)
 
 def _sinkhorn_potentials(C, la, lb, reg, max_iter, tol, eps_scaling, init, rho=math.inf):
-    "Potentials of the row-centred problem after epsilon-scaling warm-up stages (plain) and the final stage (over-relaxed if KL-relaxed)."
+    "Potentials of the row-centred problem after epsilon-scaling warm-up stages (plain, each on the last one's kernel raised to a power) and the final stage (over-relaxed if KL-relaxed)."
     n, m = C.shape
     kappa = lambda e: 1.0 if rho == math.inf else rho / (rho + e)
-    if init is not None: f, g, eps = init[0], init[1], reg
-    else: f, g, eps = C.new_zeros(n), C.new_zeros(m), max(C.max().item(), reg)
-    total = 0
-    for _ in range(_n_stages(eps, reg, eps_scaling if init is None else None)):
-        f, g, err, it = _stage(C, la, lb, eps, f, g, 100, max(tol, math.sqrt(tol)), kappa(eps), relax=False)
-        total, eps = total + it, max(eps * eps_scaling, reg)
-        if err != err: break                                          # NaN: no later stage can recover
-        if rho == math.inf: c = g.max(); f, g = f + c, g - c    # balanced: fix the free constant, keep g near 0
-    f, g, err, it = _stage(C, la, lb, reg, f, g, max_iter, tol, kappa(reg))
-    return f, g, err, it, total + it
+    if init is not None: f, g, eps0 = init[0], init[1], reg
+    else: f, g, eps0 = C.new_zeros(n), C.new_zeros(m), max(C.max().item(), reg)
+    stages = _n_stages(eps0, reg, eps_scaling if init is None else None)
+    total, K, formed = 0, None, 0.0                                   # formed: the eps at which K was formed from C
+    for s in range(stages, 0, -1):                                    # eps = reg / eps_scaling^s: the schedule ends on reg
+        eps, eps_next = reg / eps_scaling ** s, reg / eps_scaling ** (s - 1)
+        if K is None or formed > CARRY * eps: K, formed = None, eps   # (formed anew in the stage)
+        f, g, err, it, K = _stage(C, la, lb, eps, f, g, 100, max(tol, math.sqrt(tol)), kappa(eps), relax=False, K=K, keep=True)
+        total += it
+        if err != err: K = None; break                                # NaN: no later stage can recover
+        if rho == math.inf: c = g.max(); f, g = f + c, g - c    # balanced: fix the free constant, keep g near 0 (f + g, K unchanged)
+        if K is not None: K = _next_kernel(K, eps / eps_next)
+    f, g, err, it, _ = _stage(C, la, lb, reg, f, g, max_iter, tol, kappa(reg), K=K if formed <= CARRY * reg else None)
+    return f.to(C.dtype), g.to(C.dtype), err, it, total + it
 
 # %% ../nbs/05_entropic.ipynb #a3d72051
 def sinkhorn(cost,                   # (n, m) cost matrix C
@@ -231,7 +246,8 @@ def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, 
     if rho / (rho + reg) <= 0.5: eps_scaling = None     # a strongly damped column update converges fast without warm-up
     ri = torch.nonzero(a > 0)[:, 0]
     ci = torch.nonzero(b > 0)[:, 0] if rho > 0 else torch.arange(C0.shape[1], device=C0.device)  # rho = 0: b unused
-    C = C0[ri][:, ci]; shift = C.min(dim=1).values; C = C - shift[:, None]
+    full = len(ri) == C0.shape[0] and len(ci) == C0.shape[1]   # the support is everything: no gather, no scatter
+    C = C0 if full else C0[ri][:, ci]; shift = C.min(dim=1).values; C = C - shift[:, None]
     if dtype == torch.float32 and not torch.isfinite(C.to(dtype).max()): dtype = torch.float64   # too large for float32
     if init is not None: init = _init_potentials(init, C0, ri, ci, shift)
     res = _solve_support(C, a, b, ri, ci, reg, rho, max_iter, tol, eps_scaling, init, dtype)
@@ -247,8 +263,8 @@ def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, 
     if not res['merr'] <= tol:
         warnings.warn(f"{name} did not converge: the plan's marginals are off by {res['merr']:.3g} (L1) > tol={tol:g} "
                       f"after max_iter={max_iter} iterations at reg={reg:g}; increase max_iter or reg")
-    P = C0.new_zeros(C0.shape, dtype=out_dtype)
-    P[ri[:, None], ci[None, :]] = res['P'].to(out_dtype)
+    if full: P = res['P'].to(out_dtype)
+    else: P = C0.new_zeros(C0.shape, dtype=out_dtype); P[ri[:, None], ci[None, :]] = res['P'].to(out_dtype)
     if not log: return like_input(P, cost)
     F = torch.full_like(P[:, 0], -math.inf); G = torch.full_like(P[0], -math.inf)
     F[ri], G[ci] = res['f'].to(P.dtype) + shift.to(P.dtype), res['g'].to(P.dtype)

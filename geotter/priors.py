@@ -14,8 +14,8 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['UNKNOWN_RATIO', 'total_variation', 'online_em_prior', 'em_prior', 'confusion_rates', 'bbse_prior', 'RatioEstimate',
-           'estimate_label_ratio_trusted', 'estimate_label_ratio']
+__all__ = ['UNKNOWN_RATIO', 'RATIO_EM_TOL', 'total_variation', 'online_em_prior', 'em_prior', 'confusion_rates', 'bbse_prior',
+           'RatioEstimate', 'estimate_label_ratio_trusted', 'estimate_label_ratio']
 
 # %% ../nbs/03_priors.ipynb #0071fb27
 def total_variation(p,                  # (m,) class prior, or 'uniform'
@@ -52,16 +52,16 @@ def _em_inputs(probs, q, q_name:str, count, source_prior, max_iter, tol)->tuple:
     return P / pi.clamp_min(1e-300), q_old, float(count), int(max_iter), tol
 
 # %% ../nbs/03_priors.ipynb #1712d90c
-def _em_step(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->torch.Tensor:
-    "One EM step: (count q_old + q * W^T (1 / W q)) / (count + b), two matrix-vector products; a row that q gives no mass counts as normalize(W_i)."
-    s = W @ q                                               # <W_i, q>: the responsibilities' normalisers
+def _em_step(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float, s:torch.Tensor|None=None)->torch.Tensor:
+    "One EM step: (count q_old + q * W^T (1 / W q)) / (count + b), two matrix-vector products (one if `s` = W q is given); a row that q gives no mass counts as normalize(W_i)."
+    s = W @ q if s is None else s                           # <W_i, q>: the responsibilities' normalisers
     if (s > 0).all(): R = q * (W.T @ (1 / s))               # = sum_i W_i * q / <W_i, q>, with no (b, m) temporary
     else: R = q * (W.T @ torch.where(s > 0, 1 / s.clamp_min(1e-300), 0.0)) + W.T @ torch.where(s > 0, 0.0, 1 / W.sum(1))
     return (count * q_old + R) / (count + W.shape[0])       # every row keeps its mass
 
-def _em_objective(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float)->float:
-    "The log-likelihood EM increases: sum_i log <W_i, q> + count <q_old, log q>."
-    ll = torch.log((W @ q).clamp_min(1e-300)).sum()
+def _em_objective(W:torch.Tensor, q:torch.Tensor, q_old:torch.Tensor, count:float, s:torch.Tensor|None=None)->float:
+    "The log-likelihood EM increases: sum_i log <W_i, q> + count <q_old, log q> (`s`: W q if already computed)."
+    ll = torch.log((W @ q if s is None else s).clamp_min(1e-300)).sum()
     return float(ll + count * (q_old * torch.log(q.clamp_min(1e-300))).sum()) if count else float(ll)
 
 def _squarem_point(q:torch.Tensor, r:torch.Tensor, v:torch.Tensor, q2:torch.Tensor)->torch.Tensor|None:
@@ -74,15 +74,16 @@ def _squarem_point(q:torch.Tensor, r:torch.Tensor, v:torch.Tensor, q2:torch.Tens
 
 def _em_fixed_point(W:torch.Tensor, q_old:torch.Tensor, count:float, max_iter:int, tol:float)->torch.Tensor:
     "EM steps from q_old until the L1 change is <= tol, accelerated by SQUAREM with a monotone safeguard; max_iter counts steps."
-    q, steps = q_old.clone(), 0
+    q, steps, s = q_old.clone(), 0, None      # s: W q when the safeguard has computed it
     while steps < max_iter:
-        q1 = _em_step(W, q, q_old, count); steps += 1
+        q1 = _em_step(W, q, q_old, count, s); steps += 1
         if (q1 - q).abs().sum().item() <= tol: return q1
         q2 = _em_step(W, q1, q_old, count); steps += 1
         q_ext = _squarem_point(q, q1 - q, q2 - 2 * q1 + q, q2)
-        if q_ext is None: q = q2; continue
+        if q_ext is None: q, s = q2, None; continue
         q_acc = _em_step(W, q_ext, q_old, count); steps += 1
-        q = q_acc if _em_objective(W, q_acc, q_old, count) >= _em_objective(W, q2, q_old, count) else q2
+        s_acc, s2 = W @ q_acc, W @ q2                         # the objectives' products, reused by the next step
+        q, s = (q_acc, s_acc) if _em_objective(W, q_acc, q_old, count, s_acc) >= _em_objective(W, q2, q_old, count, s2) else (q2, s2)
     warnings.warn(f"EM for the class prior did not converge in max_iter={max_iter} iterations (tol={tol:g}); increase max_iter")
     return q
 
@@ -210,6 +211,7 @@ def bbse_prior(target_probs,            # (n_t, m) scores of the unlabelled targ
 # %% ../nbs/03_priors.ipynb #5dc66a53
 UNKNOWN_RATIO = dict(min_count=0.5, power=1.0, shape=0.75, per_class=20.0, rho=2.5, reg=0.1,   # frozen; rho, reg in nats of the zero-shot cost
                      refine=1.0, refine_batch=(64, 1024))   # GeoTTER's second pass (`class_mean_logits`): weight, ramped from 0 to it over these batch sizes
+RATIO_EM_TOL = 1e-8    # EM's tolerance (L1 change of a step) in the estimate: the target moves by at most as much
 
 class RatioEstimate(NamedTuple):
     "A batch's estimated label ratio: the transport target, EM's estimate, the classes taken as present, lambda."
@@ -222,7 +224,7 @@ class RatioEstimate(NamedTuple):
 def estimate_label_ratio_trusted(L:torch.Tensor,        # (n, m) checked float64 logits
                                  *, min_count:float=UNKNOWN_RATIO['min_count'], power:float=UNKNOWN_RATIO['power'],
                                  shape:float=UNKNOWN_RATIO['shape'], per_class:float=UNKNOWN_RATIO['per_class'],
-                                 max_iter:int=10_000, tol:float=1e-10,
+                                 max_iter:int=10_000, tol:float=RATIO_EM_TOL,
                                 )->RatioEstimate:       # tensors
     "Trusted kernel of `estimate_label_ratio` (a validated float64 logit tensor): EM, the support, the spread, the target."
     min_count = check_scalar(min_count, 'min_count', low=0); power = check_scalar(power, 'power', low=0)
@@ -245,7 +247,7 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
                          shape:float=UNKNOWN_RATIO['shape'],         # weight of EM's shape against the uniform ratio on S
                          per_class:float=UNKNOWN_RATIO['per_class'], # samples per class of S beyond which absences count
                          max_iter:int=10_000,              # EM steps at most
-                         tol:float=1e-10,                  # EM tolerance (L1 change)
+                         tol:float=RATIO_EM_TOL,           # EM tolerance (L1 change of a step)
                         )->RatioEstimate:
     r"""The label ratio of an unlabelled batch, robust to miscalibration, imbalance and absent classes.
 
@@ -273,7 +275,8 @@ def estimate_label_ratio(logits,                           # (n, m) zero-shot lo
         $c$: while the batch holds at most $c$ samples per class of $S$ ($n\le c|S|$) the classes outside $S$ keep
         their uniform share; beyond, it falls as $c|S|/n$ (EM giving a class no mass means more in a large batch).
     max_iter, tol : int, float
-        EM's budget and tolerance (`em_prior`).
+        EM's budget and tolerance (`em_prior`); tol defaults to `RATIO_EM_TOL` = 1e-8, far below what the
+        transport onto the target resolves.
 
     Returns
     -------

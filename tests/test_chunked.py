@@ -124,7 +124,9 @@ def test_semi_relaxed_keeps_the_rows(n, m, chunk, sample, zeros, reg, rho, seed)
     assert sol.stats['sample'] == min(n, sample)
     if sample >= n:
         ref = np.asarray(sinkhorn_unbalanced(C, b=t, reg=reg, rho=rho), dtype=np.float64)
-        np.testing.assert_allclose(P, ref, atol=1e-6 / n)
+        # the dense plan is float32: its exponent (g - C) / reg is rounded relative to (|C| + |g|) / reg
+        rtol = 4 * np.finfo(np.float32).eps * (C.max() + np.abs(sol.potentials[t > 0]).max()) / reg
+        np.testing.assert_allclose(P, ref, rtol=rtol, atol=1e-6 / n)
 
 
 @pytest.mark.parametrize('kw, name', [(dict(reg=0.0), 'reg'), (dict(rho=-1.0), 'rho'), (dict(rho=float('nan')), 'rho'),
