@@ -48,6 +48,12 @@ def test_former_top_level_names_warn(name, module):
         obj = getattr(geotter, name)
     assert obj is getattr(importlib.import_module(module), name)
 
+@pytest.mark.parametrize('name', ['solve_ot_trusted', 'transport_trusted', 'estimate_label_ratio_trusted'])
+def test_trusted_kernels_never_were_top_level(name):
+    "A kernel the layers share (`*_trusted`) does not resolve from the top level: it never was a top-level name."
+    import geotter
+    with pytest.raises(AttributeError, match=name): getattr(geotter, name)
+
 @pytest.mark.parametrize('old, new', [('ratio', 'studies.ratio'), ('experiments', 'studies.experiments'), ('theory', 'studies.theory'),
                                       ('robustness', 'studies.robustness'), ('marginals', 'studies.marginals'),
                                       ('calibration', 'studies.calibration'), ('prompts', 'studies.prompts'),
