@@ -17,11 +17,12 @@ from numba.extending import intrinsic
 
 from .core import *
 from .exact import ssp_trusted   # successive shortest paths on candidate lists: the exact solver's, dense or not
-from .entropic import sinkhorn_unbalanced
+from .entropic import sinkhorn_trusted   # the semi-relaxed fit on the sample: the entropic solver's kernel
 
 # %% auto #0
-__all__ = ['SAMPLE_ROWS', 'is_dask', 'row_blocks', 'map_row_blocks', 'candidate_classes', 'candidate_ot', 'sparse_argmax',
-           'SparsePlan', 'sparse_ot', 'chunked_emd', 'sample_rows', 'sparse_semi_relaxed', 'smooth_sparse']
+__all__ = ['SAMPLE_ROWS', 'is_dask', 'row_blocks', 'map_row_blocks', 'candidate_classes', 'candidate_ot_trusted', 'candidate_ot',
+           'sparse_argmax', 'SparsePlan', 'sparse_ot_trusted', 'sparse_ot', 'chunked_emd', 'sample_rows',
+           'sparse_semi_relaxed_trusted', 'sparse_semi_relaxed', 'smooth_sparse']
 
 # %% ../nbs/10_chunked.ipynb #2d2a6836
 def is_dask(X)->bool:
@@ -138,6 +139,18 @@ def _warm_potentials(indptr, cls, cst, nu, rng, base:int=20_000, ratio:int=8)->n
     return v if status == 0 else np.zeros(len(nu))
 
 # %% ../nbs/10_chunked.ipynb #ba5e0917
+def candidate_ot_trusted(cls:np.ndarray,      # (n, K) candidate classes of each row
+                         cst:np.ndarray,      # (n, K) float64 their costs
+                         nu:np.ndarray,       # (m,) checked float64 class prior (`check_prior`)
+                         v0=None, seed:int=0, # as in `candidate_ot`
+                        )->tuple:             # as `candidate_ot` returns it
+    "Trusted kernel of `candidate_ot`: a validated prior, not checked again."
+    n, K = cls.shape
+    indptr, c, s = np.arange(n + 1, dtype=np.int64) * K, cls.ravel().astype(np.int64), cst.ravel().astype(np.float64)
+    v = _warm_potentials(indptr, c, s, nu, check_random_state(seed)) if v0 is None else np.asarray(v0, np.float64)
+    es, eq, ex, v, naug, status = _ssp_run(indptr, c, s, nu, v)
+    return es, c[eq], ex, s[eq], v, naug, status
+
 def candidate_ot(cls:np.ndarray,      # (n, K) candidate classes of each row
                  cst:np.ndarray,      # (n, K) float64 their costs
                  prior,               # (m,) class prior nu
@@ -145,12 +158,7 @@ def candidate_ot(cls:np.ndarray,      # (n, K) candidate classes of each row
                  seed:int=0,          # seed of the subsample draws
                 )->tuple:             # (rows, classes, masses in units of 1/n, costs, potentials (m,), paths, status)
     "Exact transport of unit rows to capacities $n\\nu$ over the candidate lists, by successive shortest paths."
-    n, K = cls.shape
-    nu = check_prior(prior, None).numpy()
-    indptr, c, s = np.arange(n + 1, dtype=np.int64) * K, cls.ravel().astype(np.int64), cst.ravel().astype(np.float64)
-    v = _warm_potentials(indptr, c, s, nu, check_random_state(seed)) if v0 is None else np.asarray(v0, np.float64)
-    es, eq, ex, v, naug, status = _ssp_run(indptr, c, s, nu, v)
-    return es, c[eq], ex, s[eq], v, naug, status
+    return candidate_ot_trusted(cls, cst, check_prior(prior, None).numpy(), v0, seed)
 
 # %% ../nbs/10_chunked.ipynb #3e870cf0
 @_njit
@@ -249,7 +257,7 @@ def _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_roun
     ctol = 1e-9 * max(1.0, float(np.abs(cst).max()))
     for _ in range(max_rounds):
         t0 = time.perf_counter()
-        es, cl, ex, ce, v, naug, status = candidate_ot(cls, cst, nu, v, seed)
+        es, cl, ex, ce, v, naug, status = candidate_ot_trusted(cls, cst, nu, v, seed)
         stats['solve_s'] += time.perf_counter() - t0; stats['paths'] += naug; stats['rounds'] += 1; advance_bar(bar, 1)
         if status != 0: return None
         u, plan = _row_values(cls, cst, v), (es, cl, ex, ce)
@@ -265,6 +273,35 @@ def _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_roun
     return None                                    # lists keep changing (ties): the caller widens them
 
 # %% ../nbs/10_chunked.ipynb #533d607d
+def _on_simplex(nu:np.ndarray)->np.ndarray:
+    "`nu / nu.sum()` in float64 with torch's sum: the rounding of `check_prior`, on a prior that passed it already."
+    t = torch.as_tensor(np.ascontiguousarray(nu, np.float64))
+    return (t / t.sum()).numpy()
+
+def sparse_ot_trusted(X, cost_fn,             # as in `sparse_ot`
+                      nu:np.ndarray,          # (m,) checked float64 class prior (`check_prior`)
+                      *, chunk_rows:int=32_768, n_candidates:int=16, seed:int=0, max_rounds:int=5, progress:bool|None=None,
+                     )->SparsePlan:           # as `sparse_ot` returns it
+    "Trusted kernel of `sparse_ot`: a validated prior, not checked again (the solver's own options are checked here, their one check)."
+    n, progress = _n_rows(X), check_progress(progress)
+    K, max_rounds = int(check_scalar(n_candidates, 'n_candidates', int, low=1)), check_int(max_rounds, 'max_rounds', low=1)
+    stats = dict(candidates_s=0.0, solve_s=0.0, rescore_s=0.0, rounds=0, paths=0, rescored=0)
+    nu_rounds = _on_simplex(nu)              # the capacities of every round, as `candidate_ot` makes them: its plans to the bit
+    while True:
+        K = min(K, len(nu)); t0 = time.perf_counter()
+        with _pass_bar(progress, n * len(nu), n, f'exact OT: {K} candidate classes per row') as bar:
+            cls, cst, bound, _ = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, None, len(nu), bar=bar))
+        stats['candidates_s'] += time.perf_counter() - t0; stats['n_candidates'] = K
+        with _pass_bar(progress, n * len(nu), max_rounds, f'exact OT: shortest paths, at most {max_rounds} certificate rounds') as bar:
+            out = _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu_rounds, K, seed, max_rounds, stats, bar)
+        if out is not None or K == len(nu): break
+        K *= 4
+    if out is None: raise RuntimeError("the chunked exact solver found no feasible plan; check the prior and the cost")
+    (rows, cols, mass, c), v, u = out
+    P = sp.csr_array((mass / n, (rows, cols)), shape=(n, len(nu)))
+    s = _capacities(nu, n)
+    return SparsePlan(P, v, float((c * mass).sum() / n), float(u.sum() / n + (s / n) @ v), stats)
+
 def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor or row-chunked dask array
               cost_fn,                # cost_fn(block, start, local_rows) -> (rows, m) cost tensor
               prior,                  # (m,) class prior nu
@@ -276,23 +313,8 @@ def sparse_ot(X,                      # (n, ...) rows: numpy array, torch tensor
               progress:bool|None=None,  # bars over the candidate pass and the rounds (None: from 2^28 cost entries)
              )->SparsePlan:           # certified optimal plan (CSR) and class potentials
     "Exact OT of uniform rows $1/n$ to `prior` with the cost streamed in row blocks, never an n×m matrix."
-    n, nu, progress = _n_rows(X), check_prior(prior, None).numpy(), check_progress(progress)
-    K, max_rounds = int(check_scalar(n_candidates, 'n_candidates', int, low=1)), check_int(max_rounds, 'max_rounds', low=1)
-    stats = dict(candidates_s=0.0, solve_s=0.0, rescore_s=0.0, rounds=0, paths=0, rescored=0)
-    while True:
-        K = min(K, len(nu)); t0 = time.perf_counter()
-        with _pass_bar(progress, n * len(nu), n, f'exact OT: {K} candidate classes per row') as bar:
-            cls, cst, bound, _ = _concat(map_row_blocks(_block_candidates, X, chunk_rows, cost_fn, K, None, len(nu), bar=bar))
-        stats['candidates_s'] += time.perf_counter() - t0; stats['n_candidates'] = K
-        with _pass_bar(progress, n * len(nu), max_rounds, f'exact OT: shortest paths, at most {max_rounds} certificate rounds') as bar:
-            out = _solve_rounds(X, cost_fn, chunk_rows, cls, cst, bound, nu, K, seed, max_rounds, stats, bar)
-        if out is not None or K == len(nu): break
-        K *= 4
-    if out is None: raise RuntimeError("the chunked exact solver found no feasible plan; check the prior and the cost")
-    (rows, cols, mass, c), v, u = out
-    P = sp.csr_array((mass / n, (rows, cols)), shape=(n, len(nu)))
-    s = _capacities(nu, n)
-    return SparsePlan(P, v, float((c * mass).sum() / n), float(u.sum() / n + (s / n) @ v), stats)
+    return sparse_ot_trusted(X, cost_fn, check_prior(prior, None).numpy(), chunk_rows=chunk_rows, n_candidates=n_candidates,
+                             seed=seed, max_rounds=max_rounds, progress=progress)
 
 # %% ../nbs/10_chunked.ipynb #f962143a
 def _cost_rows(block, start, rows):
@@ -307,7 +329,7 @@ def chunked_emd(cost,                 # (n, m) cost: numpy, torch or row-chunked
                )->SparsePlan:         # certified optimal plan (CSR)
     "Exact OT of uniform rows to `prior` for a cost read in row blocks (the problem of `geotter.transport.emd`)."
     if len(cost.shape) != 2 or 0 in cost.shape: raise ValueError(f"cost has shape {tuple(cost.shape)}; expected a non-empty 2-D array")
-    return sparse_ot(cost, _cost_rows, check_prior(prior, cost.shape[1]).numpy(), **kwargs)
+    return sparse_ot_trusted(cost, _cost_rows, _on_simplex(check_prior(prior, cost.shape[1]).numpy()), **kwargs)   # as `sparse_ot` takes it: its plans to the bit
 
 # %% ../nbs/10_chunked.ipynb #c9ce03ca
 SAMPLE_ROWS = 2**15      # rows of a chunked batch on which its class potentials (and label ratio) are fitted
@@ -333,12 +355,38 @@ def _softmax_block(block, start, rows, cost_fn, g, reg:float, n:int, cutoff:floa
     return (i + start).cpu().numpy(), j.cpu().numpy(), w.cpu().numpy(), float((w * C[i, j]).sum())
 
 # %% ../nbs/10_chunked.ipynb #c9f468cd
+def _fit_weights(C:torch.Tensor, nu:torch.Tensor)->tuple:
+    "The fit's weights as `sinkhorn_trusted` takes them: rows 1/s, and the target at the cost's precision, on the simplex in float64."
+    b = nu.to(C.device, C.dtype).to(torch.float64)
+    return torch.full((len(C),), 1.0 / len(C), dtype=torch.float64, device=C.device), b / b.sum()
+
+def sparse_semi_relaxed_trusted(X, cost_fn,       # as in `sparse_semi_relaxed`
+                                nu:torch.Tensor,  # (m,) checked float64 target (`check_prior`)
+                                *, reg:float,     # checked entropic weight > 0
+                                rho:float,        # class-marginal strength in [0, inf] (checked by `sinkhorn_trusted`)
+                                sample:int|None=None, seed:int=0, cutoff:float=30.0, chunk_rows:int=32_768,
+                                progress:bool|None=None,
+                               )->SparsePlan:     # as `sparse_semi_relaxed` returns it
+    "Trusted kernel of `sparse_semi_relaxed`: a validated target and `reg`, not checked again (`cutoff`, `sample` and `progress` are checked here, their one check)."
+    n, progress, cutoff = _n_rows(X), check_progress(progress), check_scalar(cutoff, 'cutoff', low=0, low_open=True)
+    sample = None if sample is None else check_int(sample, 'sample', low=1)
+    t0, rows = time.perf_counter(), sample_rows(n, sample, seed)
+    with _pass_bar(progress, n * len(nu), 1, f'semi-relaxed OT: class potentials from {len(rows)} rows') as bar:
+        Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, len(nu), rows=rows))
+        _, log = sinkhorn_trusted(Cs, *_fit_weights(Cs, nu), reg, rho, log=True); advance_bar(bar, 1)
+    g, t1 = log['g'].to(torch.float64), time.perf_counter()
+    with _pass_bar(progress, n * len(nu), n, 'semi-relaxed OT: rows') as bar:
+        i, j, w, c = zip(*map_row_blocks(_softmax_block, X, chunk_rows, cost_fn, g, reg, n, cutoff, bar=bar))
+    P = sp.csr_array((np.concatenate(w), (np.concatenate(i), np.concatenate(j))), shape=(n, len(nu)))
+    stats = dict(sample=len(rows), n_iter=log['n_iter_total'], fit_s=t1 - t0, plan_s=time.perf_counter() - t1)
+    return SparsePlan(P, g.cpu().numpy(), float(sum(c)), math.nan, stats)
+
 def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch tensor or row-chunked dask array
                         cost_fn,           # cost_fn(block, start, local_rows) -> (rows, m) cost tensor
                         prior,             # (m,) target t of the soft class marginal
                         *,
                         reg:float,         # entropic weight epsilon (cost units)
-                        rho:float,         # class-marginal strength (cost units) in [0, inf], checked by `sinkhorn_unbalanced`
+                        rho:float,         # class-marginal strength (cost units) in [0, inf], checked by `sinkhorn_trusted`
                         sample:int|None=None,   # rows on which g is fitted (None: `SAMPLE_ROWS`)
                         seed:int=0,        # seed of the sample
                         cutoff:float=30.0, # entries kept within cutoff * reg of their row's largest
@@ -353,19 +401,9 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
     result's `dual` is NaN (no certificate: the problem is entropic); `stats` holds the sample size, the fit's
     iterations and the seconds of the fit and of the pass.
     """
-    n, nu, progress = _n_rows(X), check_prior(prior, None), check_progress(progress)
-    reg, cutoff = check_scalar(reg, 'reg', low=0, low_open=True), check_scalar(cutoff, 'cutoff', low=0, low_open=True)
-    sample = None if sample is None else check_int(sample, 'sample', low=1)
-    t0, rows = time.perf_counter(), sample_rows(n, sample, seed)
-    with _pass_bar(progress, n * len(nu), 1, f'semi-relaxed OT: class potentials from {len(rows)} rows') as bar:
-        Cs = torch.cat(map_row_blocks(_block_cost, X, chunk_rows, cost_fn, len(nu), rows=rows))
-        _, log = sinkhorn_unbalanced(Cs, b=nu.to(Cs.device, Cs.dtype), reg=reg, rho=rho, log=True); advance_bar(bar, 1)
-    g, t1 = log['g'].to(torch.float64), time.perf_counter()
-    with _pass_bar(progress, n * len(nu), n, 'semi-relaxed OT: rows') as bar:
-        i, j, w, c = zip(*map_row_blocks(_softmax_block, X, chunk_rows, cost_fn, g, reg, n, cutoff, bar=bar))
-    P = sp.csr_array((np.concatenate(w), (np.concatenate(i), np.concatenate(j))), shape=(n, len(nu)))
-    stats = dict(sample=len(rows), n_iter=log['n_iter_total'], fit_s=t1 - t0, plan_s=time.perf_counter() - t1)
-    return SparsePlan(P, g.cpu().numpy(), float(sum(c)), math.nan, stats)
+    nu, reg = check_prior(prior, None), check_scalar(reg, 'reg', low=0, low_open=True)
+    return sparse_semi_relaxed_trusted(X, cost_fn, nu, reg=reg, rho=rho, sample=sample, seed=seed, cutoff=cutoff,
+                                       chunk_rows=chunk_rows, progress=progress)
 
 # %% ../nbs/10_chunked.ipynb #87d06656
 @intrinsic

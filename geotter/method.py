@@ -16,9 +16,10 @@ from .core import *
 from .options import (PAPER_DEFAULTS, GeometryOptions, AdaptOptions, BACKENDS, option_names, takes_options, current_names, capped,
                              split_options as _split_options)
 from .pipeline import (CHUNKED_SOLVERS, GeoTTERResult, cluster_table, fused_cost, BlockCost, log_prior_trusted,
-                              check_transport_options, transport_and_smooth_trusted, smooth_plan_trusted, geotter_result_trusted,
+                              transport_options_trusted, transport_and_smooth_trusted, smooth_plan_trusted, geotter_result_trusted,
                               class_mean_logits_trusted)
 from .chunked import sample_rows
+from .transport import check_solver
 from .graph import KNN_METHODS, neighbour_graph_trusted, check_knn_options, knn_search_trusted
 from .cluster import kmeans_trusted, check_kmeans_options
 from .noise import data_driven_defaults
@@ -31,12 +32,14 @@ __all__ = ['CHUNKED_ENTRIES', 'GEOMETRY_OPTIONS', 'Prepared', 'prepare', 'split_
 # %% ../nbs/13_method.ipynb #fc80b981
 CHUNKED_ENTRIES = 2**28          # n * m above which backend='auto' is 'chunked'
 
+def _resolved(v, auto):
+    "A checked weight (a number, or 'auto' replaced by `auto()`)."
+    return auto() if isinstance(v, str) else v
+
 def _weight(v, name:str, auto):
-    "A weight in [0, 1], or 'auto' replaced by `auto()`."
-    if isinstance(v, str):
-        if v != 'auto': raise ValueError(f"{name}={v!r}; expected a number in [0, 1] or 'auto'")
-        return auto()
-    return check_scalar(v, name, low=0, high=1)
+    "A weight in [0, 1], or 'auto' replaced by `auto()`, checked (an argument that comes unchecked)."
+    if isinstance(v, str) and v != 'auto': raise ValueError(f"{name}={v!r}; expected a number in [0, 1] or 'auto'")
+    return _resolved(v if isinstance(v, str) else check_scalar(v, name, low=0, high=1), auto)
 
 def _refuse_chunked(option:str, value, why:str):
     "The one-line error of an option the chunked backend does not have."
@@ -197,7 +200,8 @@ def _auto_beta(prep:Prepared)->float:
 @patch
 def cost(self:Prepared, prior='uniform', *, beta=None, prior_weight:float=0.0)->torch.Tensor:
     "The fused cost (n, m) for `prior` (used only through `prior_weight`); on the chunked backend it forms the n x m matrix."
-    beta = _weight(self.config['beta'] if beta is None else beta, 'beta', lambda: _auto_beta(self))
+    auto = lambda: _auto_beta(self)
+    beta = _resolved(self.config['beta'], auto) if beta is None else _weight(beta, 'beta', auto)   # the prepared beta comes checked
     C = _fused(self, check_prior(prior, self.m, device=self.X.device), beta, check_scalar(prior_weight, 'prior_weight'))
     return C(self.X, 0) if isinstance(C, BlockCost) else C
 
@@ -221,13 +225,13 @@ _K_OPTION = {f.name: f for f in fields(AdaptOptions)}['k']      # its cap, n - 1
 def _adapt_options(prep, alpha, steps, solver, reg, rho, preserve_prior, prior_weight, beta, k)->tuple:
     "(options of the result's config, smoothing mode, transport keywords) of checked options: 'auto' resolved, k capped."
     k, _ = capped(_K_OPTION, prep.config['k'] if k is None else k, prep.n)   # a batch of n has n - 1 neighbours
-    mode, ot_kw = check_transport_options(preserve_prior, solver, reg, rho)
+    mode, ot_kw = transport_options_trusted(preserve_prior, check_solver(solver, rho), reg, rho)   # the solver, the one option AdaptOptions leaves
     beta = prep.config['beta'] if beta is None else beta
     if prep.backend == 'chunked':
         if solver not in CHUNKED_SOLVERS: _refuse_chunked('solver', solver, f"its solvers are {CHUNKED_SOLVERS}")
         if mode is not None: _refuse_chunked('preserve_prior', preserve_prior, "it needs the dense plan or cost")
         if isinstance(beta, str) and beta == 'auto': _refuse_chunked('beta', beta, "the estimate forms (n, m) score matrices; pass a number")
-    o = dict(beta=_weight(beta, 'beta', lambda: _auto_beta(prep)), k=k, alpha=_weight(alpha, 'alpha', lambda: 1 / (1 + max(k, 1))),
+    o = dict(beta=_resolved(beta, lambda: _auto_beta(prep)), k=k, alpha=_resolved(alpha, lambda: 1 / (1 + max(k, 1))),
              steps=steps, solver=solver, reg=reg, rho=rho, preserve_prior=mode or False, prior_weight=prior_weight)
     if prep.backend == 'chunked' and solver == 'unbalanced': ot_kw = dict(ot_kw, seed=prep.config['seed'])  # the ratio's sample
     return o, mode, ot_kw
@@ -249,14 +253,13 @@ def _target(prep:Prepared, prior, solver, reg, rho)->tuple:
     return prep.ratio.target.to(prep.X.device), solver, reg, rho
 
 def _refine(prep:Prepared, prior, refine)->float:
-    "The weight of the second pass: `refine` checked, or its default (for prior=None UNKNOWN_RATIO's, ramped with n; else 0)."
+    "The weight of the second pass: `refine` (checked by `AdaptOptions`), or its default (for prior=None UNKNOWN_RATIO's, ramped with n; else 0)."
     if refine is None:
         if prior is not None or prep.backend == 'chunked': return 0.0
         small, large = UNKNOWN_RATIO['refine_batch']          # no weight up to `small` samples, all of it from `large`
         return UNKNOWN_RATIO['refine'] * min(1.0, max(0.0, math.log(prep.n / small) / math.log(large / small)))
-    w = check_scalar(refine, 'refine', low=0)
-    if w and prep.backend == 'chunked': _refuse_chunked('refine', refine, "the class means need the dense plan; pass 0")
-    return w
+    if refine and prep.backend == 'chunked': _refuse_chunked('refine', refine, "the class means need the dense plan; pass 0")
+    return refine
 
 # %% ../nbs/13_method.ipynb #6e99ced0
 @patch

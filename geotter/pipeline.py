@@ -13,15 +13,15 @@ import torch
 
 from .core import *
 from .options import PAPER_DEFAULTS, PRESERVE_PRIOR, renamed
-from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan, check_solver, solve_ot_trusted
-from .chunked import SparsePlan, sparse_ot, sparse_semi_relaxed, smooth_sparse, sparse_argmax, is_dask
+from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan_trusted, check_solver, solve_ot_trusted
+from .chunked import SparsePlan, sparse_ot_trusted, sparse_semi_relaxed_trusted, smooth_sparse, sparse_argmax, is_dask
 from .graph import graph_smooth, neighbour_graph, neighbour_graph_trusted, graph_smooth_trusted
 from .cluster import nearest_centres, check_partition, centre_cost_trusted
 
 # %% auto #0
 __all__ = ['CHUNKED_SOLVERS', 'GeoTTERResult', 'cluster_table', 'fused_cost', 'log_prior_trusted', 'BlockCost', 'transport',
-           'transport_trusted', 'smooth_plan', 'smooth_plan_trusted', 'check_transport_options',
-           'transport_and_smooth_trusted', 'transport_and_smooth', 'geotter_result_trusted',
+           'transport_trusted', 'smooth_plan', 'smooth_plan_trusted', 'transport_options_trusted',
+           'check_transport_options', 'transport_and_smooth_trusted', 'transport_and_smooth', 'geotter_result_trusted',
            'class_mean_logits_trusted', 'class_mean_logits', 'geotter_chunked']
 
 # %% ../nbs/11_pipeline.ipynb #3c5e0928
@@ -114,6 +114,7 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
     r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` (or `sparse_semi_relaxed`) on a block cost."
     if not isinstance(cost, BlockCost): return solve_ot(cost, prior, solver=solver, reg=reg, rho=rho, **kw)
     _check_block(solver, X, cost)
+    reg = None if reg is None else check_scalar(reg, 'reg', low=0, low_open=True)     # the block solvers take it checked
     return transport_trusted(cost, check_prior(prior, cost.Y.shape[0]), X=X, solver=solver, reg=reg, rho=rho, **kw)
 
 CHUNKED_SOLVERS = ('emd', 'unbalanced')      # exact, and semi-relaxed from a sample of rows (the ratio unknown)
@@ -131,11 +132,11 @@ def transport_trusted(C,                         # (n, m) checked cost tensor, o
                       nu:torch.Tensor,           # (m,) checked prior on C's device
                       *, X=None, solver:str='emd', reg:float|None=None, rho:float|None=None, **kw, # as in `transport`, checked
                      ):                          # dense plan tensor, or a `SparsePlan`
-    "Trusted kernel of `transport` (a validated cost and prior, not checked again): `solve_ot_trusted` on a dense cost, `sparse_ot` or `sparse_semi_relaxed` on a block cost."
+    "Trusted kernel of `transport` (a validated cost and prior, not checked again): `solve_ot_trusted` on a dense cost, `sparse_ot_trusted` or `sparse_semi_relaxed_trusted` on a block cost."
     if not isinstance(C, BlockCost): return solve_ot_trusted(C, nu, solver, reg=reg, rho=rho, **kw)
-    if solver == 'emd': return sparse_ot(X, C, nu.cpu().numpy(), **kw)
-    return sparse_semi_relaxed(X, C, nu.cpu().numpy(), reg=DEFAULT_REG if reg is None else reg,
-                               rho=DEFAULT_RHO if rho is None else rho, **kw)
+    nu = nu.cpu(); nu = nu / nu.sum()       # the target summing to 1 in float64, as the block solvers' own checks make it: their plans to the bit
+    if solver == 'emd': return sparse_ot_trusted(X, C, nu.numpy(), **kw)
+    return sparse_semi_relaxed_trusted(X, C, nu, reg=DEFAULT_REG if reg is None else reg, rho=DEFAULT_RHO if rho is None else rho, **kw)
 
 # %% ../nbs/11_pipeline.ipynb #dfcc3e23
 def _neighbour_lists(graph)->bool:
@@ -163,22 +164,31 @@ def smooth_plan_trusted(plan,                   # (n, m) dense tensor plan, or s
     return graph_smooth_trusted(plan, neighbour_graph_trusted(lists, plan.dtype), alpha, steps)
 
 # %% ../nbs/11_pipeline.ipynb #d656da4c
+def transport_options_trusted(preserve_prior, solver:str, reg, rho)->tuple:
+    "The smoothing mode (None, 'project' or 'cost') and the keyword arguments of `transport` of checked options, not checked again."
+    mode = 'project' if preserve_prior is True else (preserve_prior or None)
+    kw = dict(solver=solver) if reg is None else dict(solver=solver, reg=reg)
+    return mode, kw if rho is None else dict(kw, rho=rho)
+
 def check_transport_options(preserve_prior, solver:str, reg, rho)->tuple:
-    "The options of `transport_and_smooth_trusted`, checked: the smoothing mode (None, 'project' or 'cost') and the keyword arguments of `transport` (`solver` with `rho`: `check_solver`)."
+    "The options of `transport_and_smooth_trusted`, checked (`solver` with `rho`: `check_solver`), as `transport_options_trusted` returns them."
     if not (isinstance(preserve_prior, bool) or preserve_prior in ('project', 'cost')):
         raise ValueError(f"preserve_prior={preserve_prior!r}; expected one of {PRESERVE_PRIOR}")
     check_solver(solver, rho)
-    mode = 'project' if preserve_prior is True else (preserve_prior or None)
-    kw = dict(solver=solver) if reg is None else dict(solver=solver, reg=check_scalar(reg, 'reg', low=0, low_open=True))
-    return mode, kw if rho is None else dict(kw, rho=rho)
+    return transport_options_trusted(preserve_prior, solver, None if reg is None else check_scalar(reg, 'reg', low=0, low_open=True), rho)
 
 # %% ../nbs/11_pipeline.ipynb #1202df08
-_PROJECTION = dict(tol=1e-3, max_iter=1000)      # project_plan settings used by GeoTTER
+_PROJECTION = dict(tol=1e-3, max_iter=1000)      # `project_plan_trusted` settings used by GeoTTER
 
 def _sparse(ot:SparsePlan, dtype:torch.dtype)->sp.csr_array:
     "The chunked solver's float64 plan in the working dtype."
     P = ot.plan
     return sp.csr_array((P.data.astype(np.float32 if dtype == torch.float32 else np.float64), P.indices, P.indptr), shape=P.shape)
+
+def _projection_marginals(P:torch.Tensor)->tuple:
+    "The projection's marginals: rows 1/n, and the OT plan's class totals as float64 probabilities (the rounding `check_prior` gives them)."
+    b = (P.sum(0) / P.sum()).to(torch.float64)
+    return torch.full((P.shape[0],), 1.0 / P.shape[0], dtype=torch.float64, device=P.device), b / b.sum()
 
 def transport_and_smooth_trusted(C, nu, graph, alpha, steps, mode, ot_kw, X=None, smoother=smooth_plan)->tuple:
     "Trusted kernel of `transport_and_smooth` (steps 3-4 on validated inputs): (OT plan, final plan, cost transported, chunked certificate or None, seconds)."
@@ -188,7 +198,7 @@ def transport_and_smooth_trusted(C, nu, graph, alpha, steps, mode, ot_kw, X=None
     ot = P if isinstance(P, SparsePlan) else None
     P, t1 = (P if ot is None else _sparse(ot, C.dtype)), time.perf_counter()
     T = smoother(P, graph, alpha, steps) if smooth and mode != 'cost' else P
-    if smooth and mode == 'project': T = project_plan(T, 'uniform', P.sum(0) / P.sum(), **_PROJECTION)
+    if smooth and mode == 'project': T = project_plan_trusted(T, *_projection_marginals(P), **_PROJECTION)
     if ot is None: P, T = P.to(C.dtype), T.to(C.dtype)     # the entropic solvers compute in float32: plans in the cost's dtype
     return P, T, C, ot, dict(ot_s=t1 - t0, smooth_s=time.perf_counter() - t1, **(ot.stats if ot else {}))
 

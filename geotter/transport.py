@@ -14,8 +14,8 @@ import torch
 from .core import *
 
 # %% auto #0
-__all__ = ['SOLVERS', 'project_plan', 'check_solver', 'solve_ot', 'otter', 'solve_ot_trusted', 'EXACT_SOLVERS', 'HAVE_NUMBA',
-           'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
+__all__ = ['SOLVERS', 'project_plan_trusted', 'project_plan', 'check_solver', 'solve_ot', 'otter', 'solve_ot_trusted',
+           'EXACT_SOLVERS', 'HAVE_NUMBA', 'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
 
 # %% ../nbs/06_transport.ipynb #a0000002
 from .exact import EXACT_SOLVERS, HAVE_NUMBA, emd, emd_trusted
@@ -24,6 +24,21 @@ from .priors import UNKNOWN_RATIO, estimate_label_ratio
 _all_ = ['EXACT_SOLVERS', 'HAVE_NUMBA', 'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
 
 # %% ../nbs/06_transport.ipynb #ef63113a
+def project_plan_trusted(T:torch.Tensor,       # (n, m) checked non-negative matrix (`check_matrix`)
+                         a:torch.Tensor,       # (n,) checked float64 row marginal on T's device (`check_prior`)
+                         b:torch.Tensor,       # (m,) checked float64 column marginal on T's device
+                         *, tol:float=1e-6, max_iter:int=10_000, # as in `project_plan`
+                        )->torch.Tensor:       # (n, m) KL projection of T onto Pi(a, b), in T's dtype
+    "Trusted kernel of `project_plan`: validated tensors, not checked again; an error if a marginal puts mass on an empty row or column."
+    for axis, w, what in ((1, a, 'row'), (0, b, 'column')):
+        empty = torch.nonzero((T.sum(axis) == 0) & (w > 0))[:, 0]
+        if len(empty): raise ValueError(f"plan {what} {int(empty[0])} is all zeros but needs mass {w[empty[0]].item():.3g}; no projection exists")
+    T64 = T.to(torch.float64)
+    cost = -torch.log(T64.clamp_min(1e-300)).T.contiguous()
+    # exact columns; the marginals summing to 1 in float64 as `sinkhorn`'s own check makes them: its plans to the bit
+    P = sinkhorn_trusted(cost, b / b.sum(), a / a.sum(), 1.0, math.inf, tol=tol, max_iter=max_iter, eps_scaling=None, dtype=torch.float64).T
+    return torch.where(T64 > 0, P, 0.0).to(T.dtype)
+
 def project_plan(plan,                  # (n, m) non-negative matrix T (e.g. a smoothed plan)
                  a='uniform',           # (n,) row marginal, or 'uniform'
                  b='uniform',           # (m,) column marginal, or 'uniform'
@@ -35,13 +50,7 @@ def project_plan(plan,                  # (n, m) non-negative matrix T (e.g. a s
     T = check_matrix(plan, 'plan')
     if (T < 0).any(): raise ValueError(f"plan has negative entries (min {T.min().item():.3g}); expected >= 0")
     a = check_prior(a, T.shape[0], name='a', device=T.device); b = check_prior(b, T.shape[1], name='b', device=T.device)
-    for axis, w, what in ((1, a, 'row'), (0, b, 'column')):
-        empty = torch.nonzero((T.sum(axis) == 0) & (w > 0))[:, 0]
-        if len(empty): raise ValueError(f"plan {what} {int(empty[0])} is all zeros but needs mass {w[empty[0]].item():.3g}; no projection exists")
-    T64 = T.to(torch.float64)
-    cost = -torch.log(T64.clamp_min(1e-300))
-    P = sinkhorn(cost.T, b, a, 1.0, tol=tol, max_iter=max_iter, eps_scaling=None, dtype=torch.float64).T  # exact columns
-    return like_input(torch.where(T64 > 0, P, 0.0).to(T.dtype), plan)
+    return like_input(project_plan_trusted(T, a, b, tol=tol, max_iter=max_iter), plan)
 
 # %% ../nbs/06_transport.ipynb #3b112610
 def _round_plan(P:torch.Tensor,   # (n, m) non-negative plan (e.g. Sinkhorn's)

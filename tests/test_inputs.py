@@ -198,3 +198,29 @@ def test_geotter_validates_its_inputs_once(monkeypatch, with_prior):
     assert norms == ['X', 'Y', 'centres']
     assert priors == (['prior'] if with_prior else [])               # prior=None: estimated, soft marginal
     assert res.plan.shape == (N, M)
+
+
+@pytest.mark.parametrize('solver', ['emd', 'unbalanced'])
+@pytest.mark.parametrize('with_prior', [True, False])
+def test_chunked_geotter_checks_the_prior_once(monkeypatch, solver, with_prior):
+    """On the chunked backend too a `geotter` call checks the prior once (`Prepared.adapt`): the exact block solver
+    (`sparse_ot_trusted`, and the candidate solve of each certificate round, `candidate_ot_trusted`) and the
+    semi-relaxed one (`sparse_semi_relaxed_trusted`, its fit by `sinkhorn_trusted`) take it as checked. The ratio
+    unknown, the estimate is computed, not input: no check."""
+    p = _problem(0)
+    priors = _record(monkeypatch, 'check_prior')
+    res = g.geotter(p['X'], p['Y'], p['prior'] if with_prior else None, k=3, backend='chunked', solver=solver,
+                    **(dict(rho=0.1) if solver == 'unbalanced' else {}))
+    assert priors == (['prior'] if with_prior else [])
+    assert res.plan.shape == (N, M) and res.ot is not None
+
+
+def test_geotter_chunked_checks_the_prior_once_over_rounds(monkeypatch):
+    "`geotter_chunked` checks its prior once, however many certificate rounds (and widenings of the lists) the exact solver runs."
+    from geotter.pipeline import geotter_chunked
+    from geotter.graph import knn_indices
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(6, 16)); y = rng.integers(0, 6, 400); X = Y[y] + 1.5 * rng.normal(size=(400, 16))
+    priors = _record(monkeypatch, 'check_prior')
+    res = geotter_chunked(X, Y, np.bincount(y, minlength=6) / 400, neighbours=knn_indices(X, 3), centres=Y, beta=0.0, n_candidates=1)
+    assert res.ot.stats['rounds'] >= 2 and priors == ['prior']
