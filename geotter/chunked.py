@@ -22,7 +22,7 @@ from .entropic import sinkhorn_trusted   # the semi-relaxed fit on the sample: t
 # %% auto #0
 __all__ = ['SAMPLE_ROWS', 'is_dask', 'row_blocks', 'map_row_blocks', 'candidate_classes', 'candidate_ot_trusted', 'candidate_ot',
            'sparse_argmax', 'SparsePlan', 'sparse_ot_trusted', 'sparse_ot', 'chunked_emd', 'sample_rows',
-           'sparse_semi_relaxed_trusted', 'sparse_semi_relaxed', 'smooth_sparse']
+           'sparse_semi_relaxed_trusted', 'sparse_semi_relaxed', 'smooth_sparse_trusted', 'smooth_sparse']
 
 # %% ../nbs/10_chunked.ipynb #2d2a6836
 def is_dask(X)->bool:
@@ -455,18 +455,13 @@ def _check_neighbors(neighbors, n:int)->np.ndarray:
     return np.sort(nb.astype(np.int64), axis=1)
 
 # %% ../nbs/10_chunked.ipynb #9ba1d06d
-def smooth_sparse(plan,               # (n, m) sparse plan (scipy sparse, float32 or float64)
-                  neighbors,          # (n, k) neighbour indices of each row (e.g. `knn_indices`)
-                  alpha:float,        # weight kept on a row's own mass, in [0, 1]
-                  steps:int=1,        # L propagation steps (L > 1: Multi-GeoTTER)
-                 )->sp.csr_array:     # (n, m) smoothed plan T^(L), in plan's dtype (float64 for integer plans)
-    r"Graph smoothing $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$ of a sparse plan, `steps` times (Eq. 2)."
-    check_scalar(alpha, 'alpha', low=0, high=1); check_scalar(steps, 'steps', int, low=0)
-    T = sp.csr_array(plan)
-    if T.dtype.kind not in 'fiub': raise InputTypeError(f"plan has dtype {T.dtype}; expected real numbers")
-    if T.dtype not in (np.float32, np.float64): T = T.astype(np.float64)   # integer or boolean plans: float64
+def smooth_sparse_trusted(plan:sp.csr_array,    # (n, m) float32/float64 CSR plan
+                          nb:np.ndarray,        # (n, k) int64 neighbour lists, each row sorted, indices in [0, n)
+                          alpha:float, steps:int, # checked
+                         )->sp.csr_array:       # (n, m) T^(L), in the plan's dtype
+    "Trusted kernel of `smooth_sparse` (a float CSR plan, validated sorted lists, checked alpha and steps), row by row."
+    T, dt = sp.csr_array(plan), plan.dtype.type
     T.sort_indices()
-    nb, dt = _check_neighbors(neighbors, T.shape[0]), T.dtype.type
     for _ in range(steps):
         rownnz = np.diff(T.indptr)
         cap = int((rownnz + rownnz[nb].sum(1)).sum())
@@ -475,3 +470,15 @@ def smooth_sparse(plan,               # (n, m) sparse plan (scipy sparse, float3
                            ptr, oc, ov, np.zeros(T.shape[1], T.dtype), -np.ones(T.shape[1], np.int64))
         T = sp.csr_array((ov[:nnz], oc[:nnz], ptr), shape=T.shape)
     return T
+
+def smooth_sparse(plan,               # (n, m) sparse plan (scipy sparse, float32 or float64)
+                  neighbors,          # (n, k) neighbour indices of each row (e.g. `knn_indices`)
+                  alpha:float,        # weight kept on a row's own mass, in [0, 1]
+                  steps:int=1,        # L propagation steps (L > 1: Multi-GeoTTER)
+                 )->sp.csr_array:     # (n, m) smoothed plan T^(L), in plan's dtype (float64 for integer plans)
+    r"Graph smoothing $T\leftarrow\alpha T+(1-\alpha)D^{-1}AT$ of a sparse plan, `steps` times (Eq. 2)."
+    alpha = check_scalar(alpha, 'alpha', low=0, high=1); steps = check_scalar(steps, 'steps', int, low=0)
+    T = sp.csr_array(plan)
+    if T.dtype.kind not in 'fiub': raise InputTypeError(f"plan has dtype {T.dtype}; expected real numbers")
+    if T.dtype not in (np.float32, np.float64): T = T.astype(np.float64)   # integer or boolean plans: float64
+    return smooth_sparse_trusted(T, _check_neighbors(neighbors, T.shape[0]), alpha, steps)

@@ -14,7 +14,7 @@ import torch
 from .core import *
 from .options import PAPER_DEFAULTS, PRESERVE_PRIOR, renamed
 from .transport import DEFAULT_REG, DEFAULT_RHO, solve_ot, project_plan_trusted, check_solver, solve_ot_trusted
-from .chunked import SparsePlan, sparse_ot_trusted, sparse_semi_relaxed_trusted, smooth_sparse, sparse_argmax, is_dask
+from .chunked import SparsePlan, sparse_ot_trusted, sparse_semi_relaxed_trusted, smooth_sparse, smooth_sparse_trusted, sparse_argmax, is_dask
 from .graph import graph_smooth, neighbour_graph, neighbour_graph_trusted, graph_smooth_trusted
 from .cluster import nearest_centres, check_partition, centre_cost_trusted
 
@@ -160,7 +160,7 @@ def smooth_plan_trusted(plan,                   # (n, m) dense tensor plan, or s
                         alpha:float, steps:int, # checked
                        ):                       # (n, m) T^(L), in the plan's type
     "Trusted kernel of `smooth_plan`: the pipeline's own plan and validated neighbour lists, not checked again."
-    if sp.issparse(plan): return smooth_sparse(plan, lists, alpha, steps)
+    if sp.issparse(plan): return smooth_sparse_trusted(plan, np.sort(lists.cpu().numpy().astype(np.int64), axis=1), alpha, steps)
     return graph_smooth_trusted(plan, neighbour_graph_trusted(lists, plan.dtype), alpha, steps)
 
 # %% ../nbs/11_pipeline.ipynb #d656da4c
