@@ -446,12 +446,12 @@ def _smooth_rows(indptr, cols, vals, nbrs, alpha, beta, out_ptr, out_cols, out_v
     return nnz
 
 # %% ../nbs/10_chunked.ipynb #7792a006
-def _check_neighbors(neighbors, n:int)->np.ndarray:
+def _check_neighbours(neighbours, n:int)->np.ndarray:
     "Neighbour lists as a sorted (n, k) int64 array with indices in [0, n)."
-    nb = np.asarray(neighbors.cpu() if is_tensor(neighbors) else neighbors)
-    if nb.ndim != 2 or nb.shape[0] != n or nb.shape[1] < 1: raise ValueError(f"neighbors has shape {nb.shape}; expected ({n}, k) with k >= 1")
-    if not np.issubdtype(nb.dtype, np.integer): raise TypeError(f"neighbors has dtype {nb.dtype}; expected integer indices")
-    if nb.min() < 0 or nb.max() >= n: raise ValueError(f"neighbors has indices in [{nb.min()}, {nb.max()}]; expected [0, {n})")
+    nb = np.asarray(neighbours.cpu() if is_tensor(neighbours) else neighbours)
+    if nb.ndim != 2 or nb.shape[0] != n or nb.shape[1] < 1: raise ValueError(f"neighbours has shape {nb.shape}; expected ({n}, k) with k >= 1")
+    if not np.issubdtype(nb.dtype, np.integer): raise TypeError(f"neighbours has dtype {nb.dtype}; expected integer indices")
+    if nb.min() < 0 or nb.max() >= n: raise ValueError(f"neighbours has indices in [{nb.min()}, {nb.max()}]; expected [0, {n})")
     return np.sort(nb.astype(np.int64), axis=1)
 
 # %% ../nbs/10_chunked.ipynb #9ba1d06d
@@ -472,7 +472,7 @@ def smooth_sparse_trusted(plan:sp.csr_array,    # (n, m) float32/float64 CSR pla
     return T
 
 def smooth_sparse(plan,               # (n, m) sparse plan (scipy sparse, float32 or float64)
-                  neighbors,          # (n, k) neighbour indices of each row (e.g. `knn_indices`)
+                  neighbours,         # (n, k) neighbour indices of each row (e.g. `knn_indices`)
                   alpha:float,        # weight kept on a row's own mass, in [0, 1]
                   steps:int=1,        # L propagation steps (L > 1: Multi-GeoTTER)
                  )->sp.csr_array:     # (n, m) smoothed plan T^(L), in plan's dtype (float64 for integer plans)
@@ -481,4 +481,4 @@ def smooth_sparse(plan,               # (n, m) sparse plan (scipy sparse, float3
     T = sp.csr_array(plan)
     if T.dtype.kind not in 'fiub': raise InputTypeError(f"plan has dtype {T.dtype}; expected real numbers")
     if T.dtype not in (np.float32, np.float64): T = T.astype(np.float64)   # integer or boolean plans: float64
-    return smooth_sparse_trusted(T, _check_neighbors(neighbors, T.shape[0]), alpha, steps)
+    return smooth_sparse_trusted(T, _check_neighbours(neighbours, T.shape[0]), alpha, steps)

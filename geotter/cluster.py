@@ -182,7 +182,7 @@ def kmeans(X,                         # (n, d) embeddings (re-normalized to unit
            method:str='auto',         # 'faiss', 'torch' (any device), or 'auto' (faiss if installed)
            max_block:int=2**24,       # most distance entries held at once by the torch code
            max_train='auto',          # rows the centres are learnt from: int, 'auto' or None (all)
-          ):                          # (centroids (K, d), assignment (n,) int64)
+          ):                          # (centres (K, d), assignment (n,) int64)
     r"""Seeded k-means (Lloyd) of the unit-normalized rows of `X`: the partition of GeoTTER's cluster cost (paper Sec. 3.3).
 
     Minimises $\sum_i\lVert x_i-c_{z(i)}\rVert^2$ over centres $c_1,\dots,c_K$ and assignments $z$ by Lloyd's
@@ -213,7 +213,7 @@ def kmeans(X,                         # (n, d) embeddings (re-normalized to unit
 
     Returns
     -------
-    centroids : array of shape (K, d)
+    centres : array of shape (K, d)
     assignment : array of shape (n,), int64
         Both in the type of `X`.
 

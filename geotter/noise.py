@@ -132,7 +132,7 @@ def _spread(Xn, Yn, C, z, R, K:int, sigma2:float, s2d:float, dim:int, max_iter:i
     tau2_p = (C / C.norm(dim=1, keepdim=True).clamp_min(1e-12) @ Yn.T).var(1, unbiased=False)
     tr_w = float((R ** 2).sum()) / (n - K)
     per = dict(size=sizes, within=within, sigma2=torch.as_tensor(_cluster_noise(R, z, K, dim, max_iter)) * sigma2 / s2d,
-               tau2=tau2_l, beta_star=sigma2 / (sigma2 + tau2_l).clamp_min(1e-300), tau2_prototype=tau2_p, centroid_norm=C.norm(dim=1))
+               tau2=tau2_l, beta_star=sigma2 / (sigma2 + tau2_l).clamp_min(1e-300), tau2_prototype=tau2_p, centre_norm=C.norm(dim=1))
     return dict(tau2=max(float(ss.sum()) / (n - K) - sigma2, 0.0), sigma2_embedding=s2d * dim,
                 tau2_embedding=max(tr_w - s2d * dim, 0.0), tau2_prototype=_pooled(sizes, tau2_p), per_cluster=per)
 
@@ -162,21 +162,21 @@ def estimate_noise(X,                          # (n, d) sample embeddings (re-no
     sp, out = _spread(Xn, Yn, C, z, R, K, sigma2, s2d, dim, max_iter), lambda t: like_input(t, X)
     readings = {k: sp[k] for k in ('sigma2_embedding', 'tau2_embedding', 'tau2_prototype')}
     return dict(sigma2=sigma2, tau2=sp['tau2'], sigma2_dim=s2d, dim=dim, n_clusters=K, **readings,
-                per_cluster={k: out(v) for k, v in sp['per_cluster'].items()}, assignment=out(z), centroids=out(C))
+                per_cluster={k: out(v) for k, v in sp['per_cluster'].items()}, assignment=out(z), centres=out(C))
 
 # %% ../nbs/09_noise.ipynb #31048c91
-def _cluster_norms(centroid_norm, assignment, n:int)->torch.Tensor:
-    "The centroid norm $r_{z(i)}$ of each sample's cluster, from (K,) norms >= 0 and (n,) clusters in [0, K), checked."
-    r = as_tensor(centroid_norm, dtype=torch.float64, name='centroid_norm')
-    if r.ndim != 1 or len(r) == 0: raise ValueError(f"centroid_norm has shape {tuple(r.shape)}; expected (K,) centroid norms")
-    if not (torch.isfinite(r).all() and (r >= 0).all()): raise ValueError("centroid_norm has NaN, infinite or negative entries; expected norms >= 0")
+def _cluster_norms(centre_norm, assignment, n:int)->torch.Tensor:
+    "The centre norm $r_{z(i)}$ of each sample's cluster, from (K,) norms >= 0 and (n,) clusters in [0, K), checked."
+    r = as_tensor(centre_norm, dtype=torch.float64, name='centre_norm')
+    if r.ndim != 1 or len(r) == 0: raise ValueError(f"centre_norm has shape {tuple(r.shape)}; expected (K,) centre norms")
+    if not (torch.isfinite(r).all() and (r >= 0).all()): raise ValueError("centre_norm has NaN, infinite or negative entries; expected norms >= 0")
     z = check_labels(assignment, 'assignment', n=n)
-    if z.max() >= len(r): raise ValueError(f"assignment has cluster {z.max()} but centroid_norm has {len(r)} entries; expected clusters < {len(r)}")
+    if z.max() >= len(r): raise ValueError(f"assignment has cluster {z.max()} but centre_norm has {len(r)} entries; expected clusters < {len(r)}")
     return r[torch.as_tensor(z, device=r.device)]
 
 def cost_scale(X,                  # (n, d) sample embeddings (or logit features)
                Y,                  # (m, d) class embeddings (one-hot for logit features)
-               centroid_norm,      # (K,) norms r_l of the k-means centroids of the unit rows
+               centre_norm,        # (K,) norms r_l of the k-means centres of the unit rows
                assignment,         # (n,) cluster of each sample
                logits=None,        # (n, m) the classifier's logits (CLIP: cos/0.01), as passed to `geotter` (None: theta = cos/T)
                cost_temperature:float=0.1, # GeoTTER's T: theta = cos/T, or logits * 0.01/T
@@ -186,7 +186,7 @@ def cost_scale(X,                  # (n, d) sample embeddings (or logit features
     Xn, Yn = check_embeddings(X, Y)
     T = check_temperature(renamed(cost_temperature, temperature, 'cost_temperature', 'cost_scale', 0.1), 'cost_temperature', dtype=Xn.dtype)
     s = Xn @ Yn.T; s = s - s.mean(1, keepdim=True)
-    r = _cluster_norms(centroid_norm, assignment, s.shape[0])
+    r = _cluster_norms(centre_norm, assignment, s.shape[0])
     if logits is None: g = torch.full_like(r, 1 / T)       # theta = s / T: g = 1/T exactly, whatever the scale of T
     else:
         th = check_matrix(logits, 'logits', rows=s.shape[0], cols=s.shape[1], dtype=s.dtype) * (CLIP_TEMPERATURE / T)   # GeoTTER's theta
@@ -230,7 +230,7 @@ def data_driven_defaults(X,                      # (n, d) sample embeddings, or 
     est = estimate_noise(X, Y, n_clusters=n_clusters, seed=seed, n_init=n_init, max_iter=max_iter, partition=partition)
     w, alpha = _shrinkage_weight(est['sigma2'], est['tau2']), 1 / (1 + k)
     T = renamed(cost_temperature, temperature, 'cost_temperature', 'data_driven_defaults', 0.1)
-    rho = cost_scale(X, Y, est['per_cluster']['centroid_norm'], est['assignment'], logits, T)
+    rho = cost_scale(X, Y, est['per_cluster']['centre_norm'], est['assignment'], logits, T)
     beta = fused_beta(w, rho) if scale_match else w
     return dict(beta=float(beta), alpha=float(alpha), beta_star=float(w), sigma2=est['sigma2'], tau2=est['tau2'],
                 scale=rho, k=k, estimates=est)

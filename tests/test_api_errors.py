@@ -223,14 +223,14 @@ from geotter.studies import theory as TH, robustness as RB, marginals as MG, cal
 from geotter.studies.defaults import defaults_on_task
 
 EST = NZ.estimate_noise(X, Y)
-CN, ZA = EST['per_cluster']['centroid_norm'], EST['assignment']
+CN, ZA = EST['per_cluster']['centre_norm'], EST['assignment']
 RING = np.eye(12) - 0.5 * (np.roll(np.eye(12), 1, 1) + np.roll(np.eye(12), -1, 1))
 PLAN12 = np.full((12, 3), 1 / 36)
 YS = np.stack([Y, Y + 0.1])
 ANALYSIS = {
-    'cost_scale centroid_norm short': (lambda: NZ.cost_scale(X, Y, CN[:1], ZA), 'centroid_norm'),
-    'cost_scale centroid_norm NaN': (lambda: NZ.cost_scale(X, Y, np.full(len(CN), np.nan), ZA), 'centroid_norm'),
-    'cost_scale centroid_norm None': (lambda: NZ.cost_scale(X, Y, None, ZA), 'centroid_norm'),
+    'cost_scale centre_norm short': (lambda: NZ.cost_scale(X, Y, CN[:1], ZA), 'centre_norm'),
+    'cost_scale centre_norm NaN': (lambda: NZ.cost_scale(X, Y, np.full(len(CN), np.nan), ZA), 'centre_norm'),
+    'cost_scale centre_norm None': (lambda: NZ.cost_scale(X, Y, None, ZA), 'centre_norm'),
     'cost_scale assignment out of range': (lambda: NZ.cost_scale(X, Y, CN, np.full(N, 99)), 'assignment'),
     'cost_scale assignment short': (lambda: NZ.cost_scale(X, Y, CN, ZA[:3]), 'assignment'),
     'cost_scale assignment negative': (lambda: NZ.cost_scale(X, Y, CN, -np.ones(N, int)), 'assignment'),
@@ -244,7 +244,7 @@ ANALYSIS = {
     'paper_tikhonov_objective T 1-D': (lambda: TH.paper_tikhonov_objective(PLAN12[0], PLAN12, RING, 0.5), 'T'),
     'paper_tikhonov_objective plan empty': (lambda: TH.paper_tikhonov_objective(PLAN12, PLAN12[:0], RING, 0.5), 'plan'),
     'cluster_bound_gap assignment out of range': (lambda: TH.cluster_bound_gap(X, Y, CENTRES, np.full(N, 99)), 'assignment'),
-    'cluster_bound_gap centroids 1-D': (lambda: TH.cluster_bound_gap(X, Y, CENTRES[0], np.zeros(N, int)), 'centroids'),
+    'cluster_bound_gap centres 1-D': (lambda: TH.cluster_bound_gap(X, Y, CENTRES[0], np.zeros(N, int)), 'centres'),
     'cluster_bound_gap corrected None': (lambda: TH.cluster_bound_gap(X, Y, CENTRES, G.kmeans(X, 4)[1], corrected=None), 'corrected'),
     'slerp x empty': (lambda: TH.slerp(X[:0], X[:5], 0.3), 'x'),
     'slerp c NaN': (lambda: TH.slerp(X[:5], np.full((5, D), np.nan), 0.3), 'c'),

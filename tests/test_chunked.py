@@ -1,6 +1,6 @@
 """The chunked GeoTTER path against the in-memory method, and on a dask.distributed cluster.
 
-`geotter.pipeline.geotter_chunked` runs the chunked backend's pipeline with a given geometry (centroids, neighbour lists)
+`geotter.pipeline.geotter_chunked` runs the chunked backend's pipeline with a given geometry (centres, neighbour lists)
 on rows that may be a row-chunked dask array; here it is checked end to end against `geotter` on the same geometry,
 against `prepare(..., backend='chunked')`, and on a 2-worker `dask.distributed.LocalCluster`.
 """

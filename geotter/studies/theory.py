@@ -80,15 +80,15 @@ def _points(x, name:str)->torch.Tensor:
 
 def cluster_bound_gap(X,            # (n, d) samples x_i
                       Y,            # (m, d) class embeddings y_j
-                      centroids,    # (K, d) cluster centroids c_l (raw means, not re-normalized)
+                      centres,      # (K, d) cluster centres c_l (raw means, not re-normalized)
                       assignment,   # (n,) cluster of each sample
                       corrected:bool=False, # the chord-triangle bound with constants 2 instead
                      )->Array:      # (n, m) right side minus left side (negative = violated)
     r"Slack of Thm. 4.2: $1-\cos(x_i,y_j)+\tfrac12\lVert x_i-c_\ell\rVert^2-(1-\cos(c_\ell,y_j))$."
     Xn, Yn = check_embeddings(X, Y)
     if assignment is None: raise ValueError("assignment is None; expected (n,) clusters, one per sample")
-    C, z = check_partition(centroids, assignment, *Xn.shape, ('centroids', 'assignment'), dtype=Xn.dtype, device=Xn.device)
-    C = _points(C[torch.as_tensor(z, device=C.device)], 'centroids').to(Xn.dtype)
+    C, z = check_partition(centres, assignment, *Xn.shape, ('centres', 'assignment'), dtype=Xn.dtype, device=Xn.device)
+    C = _points(C[torch.as_tensor(z, device=C.device)], 'centres').to(Xn.dtype)
     lhs = 1 - _unit(C) @ Yn.T
     if check_bool(corrected, 'corrected'): return like_input(2 * (1 - Xn @ Yn.T) + ((Xn - _unit(C)) ** 2).sum(1, keepdim=True) - lhs, X)
     return like_input(1 - Xn @ Yn.T + 0.5 * ((Xn - C) ** 2).sum(1, keepdim=True) - lhs, X)
