@@ -17,7 +17,7 @@ from numba.extending import intrinsic
 
 from .core import *
 from .exact import ssp_trusted   # successive shortest paths on candidate lists: the exact solver's, dense or not
-from .entropic import sinkhorn_trusted   # the semi-relaxed fit on the sample: the entropic solver's kernel
+from .entropic import sinkhorn_trusted, check_rho   # the semi-relaxed fit on the sample: the entropic solver's kernel
 
 # %% auto #0
 __all__ = ['SAMPLE_ROWS', 'is_dask', 'row_blocks', 'map_row_blocks', 'candidate_classes', 'candidate_ot_trusted', 'candidate_ot',
@@ -363,7 +363,7 @@ def _fit_weights(C:torch.Tensor, nu:torch.Tensor)->tuple:
 def sparse_semi_relaxed_trusted(X, cost_fn,       # as in `sparse_semi_relaxed`
                                 nu:torch.Tensor,  # (m,) checked float64 target (`check_prior`)
                                 *, reg:float,     # checked entropic weight > 0
-                                rho:float,        # class-marginal strength in [0, inf] (checked by `sinkhorn_trusted`)
+                                rho:float,        # class-marginal strength in [0, inf] (checked)
                                 sample:int|None=None, seed:int=0, cutoff:float=30.0, chunk_rows:int=32_768,
                                 progress:bool|None=None,
                                )->SparsePlan:     # as `sparse_semi_relaxed` returns it
@@ -386,7 +386,7 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
                         prior,             # (m,) target t of the soft class marginal
                         *,
                         reg:float,         # entropic weight epsilon (cost units)
-                        rho:float,         # class-marginal strength (cost units) in [0, inf], checked by `sinkhorn_trusted`
+                        rho:float,         # class-marginal strength (cost units) in [0, inf], checked
                         sample:int|None=None,   # rows on which g is fitted (None: `SAMPLE_ROWS`)
                         seed:int=0,        # seed of the sample
                         cutoff:float=30.0, # entries kept within cutoff * reg of their row's largest
@@ -401,7 +401,7 @@ def sparse_semi_relaxed(X,                 # (n, ...) rows: numpy array, torch t
     result's `dual` is NaN (no certificate: the problem is entropic); `stats` holds the sample size, the fit's
     iterations and the seconds of the fit and of the pass.
     """
-    nu, reg = check_prior(prior, None), check_scalar(reg, 'reg', low=0, low_open=True)
+    nu, reg, rho = check_prior(prior, None), check_scalar(reg, 'reg', low=0, low_open=True), check_rho(rho)
     return sparse_semi_relaxed_trusted(X, cost_fn, nu, reg=reg, rho=rho, sample=sample, seed=seed, cutoff=cutoff,
                                        chunk_rows=chunk_rows, progress=progress)
 

@@ -14,7 +14,8 @@ from .core import *
 from .options import DEFAULT_REG, DEFAULT_RHO
 
 # %% auto #0
-__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'CARRY', 'sinkhorn', 'sinkhorn_unbalanced', 'sinkhorn_trusted']
+__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'CARRY', 'sinkhorn', 'check_rho', 'check_entropic_options', 'sinkhorn_unbalanced',
+           'sinkhorn_trusted']
 
 # %% ../nbs/05_entropic.ipynb #b6864fab
 def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
@@ -225,12 +226,21 @@ def sinkhorn(cost,                   # (n, m) cost matrix C
     return _entropic_ot(cost, a, b, reg, math.inf, max_iter, tol, eps_scaling, init, dtype, log, 'sinkhorn')
 
 # %% ../nbs/05_entropic.ipynb #f0000012
-def _check_entropic_args(reg, max_iter, tol, eps_scaling, dtype):
-    if dtype not in (torch.float32, torch.float64): raise ValueError(f"dtype={dtype}; expected torch.float32 or torch.float64")
+def check_rho(rho)->float:
+    "`rho` as a float in [0, inf]; `math.inf` (balanced) is allowed, NaN and negatives are not."
+    if isinstance(rho, numbers.Real) and not isinstance(rho, bool) and rho == math.inf: return math.inf
+    return float(check_scalar(rho, 'rho', low=0))
+
+def check_entropic_options(reg, rho=math.inf, **kw)->tuple:
+    "(reg, rho, kw) of `sinkhorn_trusted`, checked, each error naming its option: reg > 0, rho in [0, inf], and those of max_iter, tol, eps_scaling, dtype and log that kw holds."
+    kw = dict(kw)
+    if 'dtype' in kw and kw['dtype'] not in (torch.float32, torch.float64): raise ValueError(f"dtype={kw['dtype']}; expected torch.float32 or torch.float64")
     reg = check_scalar(reg, 'reg', low=0, low_open=True)
-    max_iter = check_int(max_iter, 'max_iter', low=1); tol = check_scalar(tol, 'tol', low=0, low_open=True)
-    if eps_scaling is not None: eps_scaling = check_scalar(eps_scaling, 'eps_scaling', low=0, high=1, low_open=True, high_open=True)
-    return reg, max_iter, tol, eps_scaling
+    if 'max_iter' in kw: kw['max_iter'] = check_int(kw['max_iter'], 'max_iter', low=1)
+    if 'tol' in kw: kw['tol'] = check_scalar(kw['tol'], 'tol', low=0, low_open=True)
+    if kw.get('eps_scaling') is not None: kw['eps_scaling'] = check_scalar(kw['eps_scaling'], 'eps_scaling', low=0, high=1, low_open=True, high_open=True)
+    if 'log' in kw: kw['log'] = check_bool(kw['log'], 'log')
+    return reg, check_rho(rho), kw
 
 def _marginal_error(P:torch.Tensor, a:torch.Tensor, b:torch.Tensor, balanced:bool)->float:
     "L1 error of the rows of P against a, plus (balanced) of its columns against b, in float64."
@@ -239,9 +249,11 @@ def _marginal_error(P:torch.Tensor, a:torch.Tensor, b:torch.Tensor, balanced:boo
 
 # %% ../nbs/05_entropic.ipynb #f0000013
 def _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, name, checked:bool=False):
-    "Shared body of `sinkhorn` (rho = inf) and `sinkhorn_unbalanced`: checks (`checked`: C, a, b already are), support, potentials, measured plan."
-    reg, max_iter, tol, eps_scaling = _check_entropic_args(reg, max_iter, tol, eps_scaling, dtype)
-    log, out_dtype = check_bool(log, 'log'), dtype
+    "Shared body of `sinkhorn` (rho = inf) and `sinkhorn_unbalanced`: checks (`checked`: the arrays and options already are), support, potentials, measured plan."
+    if not checked:                                   # a public entry: its options, then its arrays
+        reg, rho, o = check_entropic_options(reg, rho, max_iter=max_iter, tol=tol, eps_scaling=eps_scaling, dtype=dtype, log=log)
+        max_iter, tol, eps_scaling, log = o['max_iter'], o['tol'], o['eps_scaling'], o['log']
+    out_dtype = dtype
     C0, a, b = (cost, a, b) if checked else check_ot_inputs(cost, a, b)
     if rho / (rho + reg) <= 0.5: eps_scaling = None     # a strongly damped column update converges fast without warm-up
     ri = torch.nonzero(a > 0)[:, 0]
@@ -296,11 +308,6 @@ def _init_potentials(init, C0, ri, ci, shift):
     return f, g
 
 # %% ../nbs/05_entropic.ipynb #5a17f1b9
-def _check_rho(rho)->float:
-    "`rho` as a float in [0, inf]; `math.inf` (balanced) is allowed, NaN and negatives are not."
-    if isinstance(rho, numbers.Real) and not isinstance(rho, bool) and rho == math.inf: return math.inf
-    return float(check_scalar(rho, 'rho', low=0))
-
 def sinkhorn_unbalanced(cost,                 # (n, m) cost matrix C
                         a='uniform',          # (n,) source weights (kept exactly), or 'uniform'
                         b='uniform',          # (m,) target weights (KL-penalised), or 'uniform'
@@ -362,7 +369,6 @@ def sinkhorn_unbalanced(cost,                 # (n, m) cost matrix C
     .. [15] K. Le, H. Nguyen, Q. M. Nguyen, T. Pham, H. Bui, N. Ho. On robust optimal transport: computational
        complexity and barycenter computation. NeurIPS 2021.
     """
-    rho = _check_rho(rho)
     return _entropic_ot(cost, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log, 'sinkhorn_unbalanced')
 
 # %% ../nbs/05_entropic.ipynb #d55964f4
@@ -372,7 +378,6 @@ def sinkhorn_trusted(C:torch.Tensor,         # (n, m) checked cost (`check_ot_in
                       *, max_iter:int=10_000, tol:float=1e-4, eps_scaling:float|None=0.5, init:tuple|None=None,
                       dtype:torch.dtype=torch.float32, log:bool=False,
                      ):                       # (n, m) plan as a tensor [, log dict]
-    "Trusted kernel of `sinkhorn_unbalanced` (`sinkhorn` for rho = inf): validated tensors C, a and b, not checked again."
-    rho = _check_rho(rho)
+    "Trusted kernel of `sinkhorn_unbalanced` (`sinkhorn` for rho = inf): validated tensors C, a and b and options (`check_entropic_options`), not checked again."
     return _entropic_ot(C, a, b, reg, rho, max_iter, tol, eps_scaling, init, dtype, log,
                         'sinkhorn' if rho == math.inf else 'sinkhorn_unbalanced', checked=True)

@@ -113,7 +113,7 @@ def transport(cost,                       # (n, m) cost, or a `BlockCost` of the
              ):                           # dense plan (as `solve_ot` returns it), or a `SparsePlan`
     r"GeoTTER's step 3, $\min_{\pi\in\Pi(\frac1n\mathbf 1,\nu)}\langle\pi,C\rangle$: `solve_ot` on a dense cost, `sparse_ot` (or `sparse_semi_relaxed`) on a block cost."
     if not isinstance(cost, BlockCost): return solve_ot(cost, prior, solver=solver, reg=reg, rho=rho, **kw)
-    _check_block(solver, X, cost)
+    _check_block(solver, X, cost); check_solver(solver, rho)
     reg = None if reg is None else check_scalar(reg, 'reg', low=0, low_open=True)     # the block solvers take it checked
     return transport_trusted(cost, check_prior(prior, cost.Y.shape[0]), X=X, solver=solver, reg=reg, rho=rho, **kw)
 

@@ -19,7 +19,7 @@ __all__ = ['SOLVERS', 'project_plan_trusted', 'project_plan', 'check_solver', 's
 
 # %% ../nbs/06_transport.ipynb #a0000002
 from .exact import EXACT_SOLVERS, HAVE_NUMBA, emd, emd_trusted
-from .entropic import DEFAULT_REG, DEFAULT_RHO, sinkhorn, sinkhorn_unbalanced, sinkhorn_trusted
+from .entropic import DEFAULT_REG, DEFAULT_RHO, sinkhorn, sinkhorn_unbalanced, sinkhorn_trusted, check_entropic_options, check_rho
 from .priors import UNKNOWN_RATIO, estimate_label_ratio
 _all_ = ['EXACT_SOLVERS', 'HAVE_NUMBA', 'emd', 'DEFAULT_REG', 'DEFAULT_RHO', 'sinkhorn', 'sinkhorn_unbalanced']
 
@@ -50,7 +50,8 @@ def project_plan(plan,                  # (n, m) non-negative matrix T (e.g. a s
     T = check_matrix(plan, 'plan')
     if (T < 0).any(): raise ValueError(f"plan has negative entries (min {T.min().item():.3g}); expected >= 0")
     a = check_prior(a, T.shape[0], name='a', device=T.device); b = check_prior(b, T.shape[1], name='b', device=T.device)
-    return like_input(project_plan_trusted(T, a, b, tol=tol, max_iter=max_iter), plan)
+    _, _, o = check_entropic_options(1.0, tol=tol, max_iter=max_iter)
+    return like_input(project_plan_trusted(T, a, b, **o), plan)
 
 # %% ../nbs/06_transport.ipynb #3b112610
 def _round_plan(P:torch.Tensor,   # (n, m) non-negative plan (e.g. Sinkhorn's)
@@ -69,10 +70,11 @@ def _round_plan(P:torch.Tensor,   # (n, m) non-negative plan (e.g. Sinkhorn's)
 SOLVERS = ('emd', 'fast', 'pot', 'sinkhorn', 'unbalanced')
 
 def check_solver(solver, rho)->str:
-    "`solver`, if it is one of SOLVERS and `rho` is given only to 'unbalanced'; a `ValueError` otherwise."
+    "`solver`, if it is one of SOLVERS and `rho` (in [0, inf]) is given only to 'unbalanced'; a `ValueError` otherwise."
     check_choice(solver, 'solver', SOLVERS)
     if rho is not None and solver != 'unbalanced':
         raise ValueError(f"rho={rho!r} was given with solver={solver!r}; rho is used only by solver='unbalanced'")
+    if rho is not None: check_rho(rho)
     return solver
 
 def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
@@ -134,6 +136,7 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     check_solver(solver, rho)
     reg = DEFAULT_REG if reg is None else check_scalar(reg, 'reg', low=0, low_open=True)   # checked even where unused
     if solver in ('sinkhorn', 'unbalanced'):                      # the entropic solvers on the checked tensors
+        reg, _, kw = check_entropic_options(reg, **kw)            # their keywords (max_iter, tol, ...), checked once
         out = solve_ot_trusted(C, nu, solver, reg=reg, rho=rho, **kw)
         return (like_input(out[0], cost), out[1]) if isinstance(out, tuple) else like_input(out, cost)
     return emd('uniform', nu, cost, solver={'emd': 'auto'}.get(solver, solver), **kw)

@@ -224,3 +224,29 @@ def test_geotter_chunked_checks_the_prior_once_over_rounds(monkeypatch):
     priors = _record(monkeypatch, 'check_prior')
     res = geotter_chunked(X, Y, np.bincount(y, minlength=6) / 400, neighbours=knn_indices(X, 3), centres=Y, beta=0.0, n_candidates=1)
     assert res.ot.stats['rounds'] >= 2 and priors == ['prior']
+
+
+def test_entropic_options_checked_once(monkeypatch):
+    "The entropic solvers' options are checked at the public entry only: once by `solve_ot`, once by `sinkhorn_unbalanced`, never again by the kernel (none on `geotter(X, Y)`, whose options `AdaptOptions` checked)."
+    import sys
+    import geotter.entropic as E, geotter.method
+    from geotter.transport import solve_ot
+    orig, calls = E.check_entropic_options, []
+    def wrapper(*args, **kwargs):
+        calls.append(1)
+        return orig(*args, **kwargs)
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or not (mod_name == 'geotter' or mod_name.startswith('geotter.')): continue
+        for attr, value in list(vars(mod).items()):
+            if value is orig: monkeypatch.setattr(mod, attr, wrapper)
+    rng = np.random.default_rng(0)
+    C = rng.random((30, 4))
+    solve_ot(C, 'uniform', solver='unbalanced', rho=1.0, max_iter=500)
+    assert len(calls) == 1
+    calls.clear(); E.sinkhorn_unbalanced(C, reg=0.05, rho=1.0)
+    assert len(calls) == 1
+    Y = rng.normal(size=(4, 8)); X = Y[rng.integers(4, size=30)] + 0.3 * rng.normal(size=(30, 8))
+    calls.clear(); geotter.method.geotter(X, Y)                      # the ratio unknown: semi-relaxed transport
+    assert calls == []
+    with pytest.raises(ValueError, match='max_iter'): solve_ot(C, 'uniform', solver='sinkhorn', max_iter=0)
+    with pytest.raises(ValueError, match='rho'): solve_ot(C, 'uniform', solver='unbalanced', rho=-1.0)
