@@ -29,7 +29,7 @@ OUT = Path(__file__).resolve().parent / 'results'
 def model_labels(X, Y, L, **options):
     "Labels of the batch model on one batch (embeddings, or the logit features of a logit-only classifier)."
     Xp, Yp, Lp = peer_inputs(X, Y, L)
-    return np.asarray(batch_model(Xp, Yp, L if Lp is None and X is None else Lp, **options).assignments).argmax(1)
+    return np.asarray(batch_model(Xp, Yp, Lp, **options).assignments).argmax(1)
 
 
 def available(tasks)->list:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numpy as np
 import torch
 
 from .core import *
@@ -119,7 +118,8 @@ def batch_model_trusted(F:torch.Tensor,     # (n, d) unit sample embeddings, flo
     kappa = logit_scale(F, A, L)
     G = evidence_smoother(F, k, alpha, beta, n_clusters, seed)
     b = sharpness * weight * kappa                          # the evidence's weight on <x_i, mu_k>
-    E0, Fs = sharpness * G(L) - b * G(F) @ A.T, G(F)        # evidence = E0 + b (G x) mu^T
+    Fs = G(F)
+    E0 = sharpness * G(L) - b * Fs @ A.T                    # evidence = E0 + b (G x) mu^T
     c, lam = b * anchor, 0.5 * math.log(n) if penalty is None else penalty
     mu, q = A.clone(), torch.full((m,), 1.0 / m, dtype=L.dtype, device=L.device)
     evidence = lambda mu: E0 + b * Fs @ mu.T
@@ -127,10 +127,9 @@ def batch_model_trusted(F:torch.Tensor,     # (n, d) unit sample embeddings, flo
     nll, R = _log_likelihood(E, q)
     trace = [model_objective(nll, mu, A, q, c, lam)]
     for _ in range(max_iter):
-        q = torch.where(q > 0, R.sum(0) / n, 0.0)           # q-step, then z-step
-        R = _log_likelihood(E, q)[1]
-        if b > 0:                                           # mu-step: the class's soft mean shrunk to its anchor
-            U = R.T @ Fs + anchor * A
+        q = torch.where(q > 0, R.sum(0) / n, 0.0)           # q-step
+        if b > 0:                                           # z-step, then mu-step: the class's soft mean shrunk to its anchor
+            U = _log_likelihood(E, q)[1].T @ Fs + anchor * A
             mu = torch.where((q > 0)[:, None], U / U.norm(dim=1, keepdim=True).clamp_min(1e-300), A)
             E = evidence(mu)
         nll, R = _log_likelihood(E, q)

@@ -134,11 +134,12 @@ def solve_ot(cost,                  # (n, m) cost of sending sample i to class j
     C = check_cost(cost)
     nu = check_prior(prior, C.shape[1])
     check_solver(solver, rho)
-    reg = DEFAULT_REG if reg is None else check_scalar(reg, 'reg', low=0, low_open=True)   # checked even where unused
+    reg = DEFAULT_REG if reg is None else reg
     if solver in ('sinkhorn', 'unbalanced'):                      # the entropic solvers on the checked tensors
-        reg, _, kw = check_entropic_options(reg, **kw)            # their keywords (max_iter, tol, ...), checked once
+        reg, _, kw = check_entropic_options(reg, **kw)            # reg and their keywords (max_iter, tol, ...), checked once
         out = solve_ot_trusted(C, nu, solver, reg=reg, rho=rho, **kw)
         return (like_input(out[0], cost), out[1]) if isinstance(out, tuple) else like_input(out, cost)
+    check_scalar(reg, 'reg', low=0, low_open=True)               # checked even where unused
     return emd('uniform', nu, cost, solver={'emd': 'auto'}.get(solver, solver), **kw)
 
 def otter(logits,                   # (n, m) zero-shot logits
