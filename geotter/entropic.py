@@ -14,8 +14,8 @@ from .core import *
 from .options import DEFAULT_REG, DEFAULT_RHO
 
 # %% auto #0
-__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'CARRY', 'sinkhorn', 'check_rho', 'check_entropic_options', 'sinkhorn_unbalanced',
-           'sinkhorn_trusted']
+__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'SUBNORMAL', 'CARRY', 'sinkhorn', 'check_rho', 'check_entropic_options',
+           'sinkhorn_unbalanced', 'sinkhorn_trusted']
 
 # %% ../nbs/05_entropic.ipynb #b6864fab
 def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
@@ -67,9 +67,15 @@ def _sinkhorn_stage(C:torch.Tensor,   # (n, m) row-centred cost
 ABSORB = 50.0          # |log scaling| beyond which the scalings are absorbed into the potentials and the kernel formed anew
 KERNEL_ENTRIES = 2**26 # the float64 kernel's size at most (512 MB); larger costs iterate in the log domain
 
+SUBNORMAL = torch.finfo(torch.float64).tiny   # kernel entries below it are set to 0: subnormal products are many times slower
+
+def _flush_subnormals(K:torch.Tensor)->torch.Tensor:
+    "K with its subnormal entries (< 2.2e-308, far below any entry a row's sum can see) set to 0, in place."
+    return K.masked_fill_(K < SUBNORMAL, 0.0)
+
 def _kernel(C:torch.Tensor, f:torch.Tensor, g:torch.Tensor, eps:float)->torch.Tensor:
-    "The float64 kernel exp((f_i + g_j - C_ij) / eps): the plan of the potentials (f, g), formed in a copy of C."
-    return C.to(torch.float64, copy=True).neg_().add_(f[:, None]).add_(g[None, :]).div_(eps).exp_()
+    "The float64 kernel exp((f_i + g_j - C_ij) / eps): the plan of the potentials (f, g), formed in a copy of C (no subnormal entry)."
+    return _flush_subnormals(C.to(torch.float64, copy=True).neg_().add_(f[:, None]).add_(g[None, :]).div_(eps).exp_())
 
 def _scaling_stage(C:torch.Tensor, la:torch.Tensor, lb:torch.Tensor, eps:float, f:torch.Tensor, g:torch.Tensor,
                    max_iter:int, tol:float, kappa:float=1.0, relax:bool=True,
@@ -140,7 +146,8 @@ def _sinkhorn_potentials(C, la, lb, reg, max_iter, tol, eps_scaling, init, rho=m
         if err != err: K = None; break                                # NaN: no later stage can recover
         if rho == math.inf: c = g.max(); f, g = f + c, g - c    # balanced: fix the free constant, keep g near 0 (f + g, K unchanged)
         if K is not None: K = _next_kernel(K, eps / eps_next)
-    f, g, err, it, _ = _stage(C, la, lb, reg, f, g, max_iter, tol, kappa(reg), K=K if formed <= CARRY * reg else None)
+    K = _flush_subnormals(K) if K is not None and formed <= CARRY * reg else None   # the final stage's many products: no subnormal entry
+    f, g, err, it, _ = _stage(C, la, lb, reg, f, g, max_iter, tol, kappa(reg), K=K)
     return f.to(C.dtype), g.to(C.dtype), err, it, total + it
 
 # %% ../nbs/05_entropic.ipynb #a3d72051
