@@ -14,8 +14,8 @@ from .core import *
 from .options import DEFAULT_REG, DEFAULT_RHO
 
 # %% auto #0
-__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'SUBNORMAL', 'CARRY', 'sinkhorn', 'check_rho', 'check_entropic_options',
-           'sinkhorn_unbalanced', 'sinkhorn_trusted']
+__all__ = ['ABSORB', 'KERNEL_ENTRIES', 'CARRY', 'sinkhorn', 'check_rho', 'check_entropic_options', 'sinkhorn_unbalanced',
+           'sinkhorn_trusted']
 
 # %% ../nbs/05_entropic.ipynb #b6864fab
 def _lse_rows(x:torch.Tensor,        # (m,) potential added to every row
@@ -67,11 +67,11 @@ def _sinkhorn_stage(C:torch.Tensor,   # (n, m) row-centred cost
 ABSORB = 50.0          # |log scaling| beyond which the scalings are absorbed into the potentials and the kernel formed anew
 KERNEL_ENTRIES = 2**26 # the float64 kernel's size at most (512 MB); larger costs iterate in the log domain
 
-SUBNORMAL = torch.finfo(torch.float64).tiny   # kernel entries below it are set to 0: subnormal products are many times slower
+_SMALLEST_NORMAL = torch.finfo(torch.float64).tiny   # 2.2e-308: kernel entries below it (subnormal) are set to 0
 
 def _flush_subnormals(K:torch.Tensor)->torch.Tensor:
     "K with its subnormal entries (< 2.2e-308, far below any entry a row's sum can see) set to 0, in place."
-    return K.masked_fill_(K < SUBNORMAL, 0.0)
+    return K.masked_fill_(K < _SMALLEST_NORMAL, 0.0)
 
 def _kernel(C:torch.Tensor, f:torch.Tensor, g:torch.Tensor, eps:float)->torch.Tensor:
     "The float64 kernel exp((f_i + g_j - C_ij) / eps): the plan of the potentials (f, g), formed in a copy of C (no subnormal entry)."
